@@ -1,0 +1,80 @@
+package dev.idempotent.inbox;
+
+import java.util.Optional;
+
+/**
+ * An idempotent inbox: the record "id X was received, with this content", committed in the same
+ * database transaction as the business change it guards.
+ *
+ * <p>{@link #apply} opens a write transaction, claims the id, runs the effect only if the claim is
+ * new, and commits. Whatever happens, one business id is applied at most once per inbox, across
+ * restarts, crashes and concurrent deliveries:
+ *
+ * <pre>{@code
+ * Outcome<Void> outcome = inbox.apply("snack-7", Content.of(7), tx -> {
+ *     tx.execute("UPDATE stock SET total = total + ?", 7);
+ *     return null;
+ * });
+ * if (outcome.isAccepted()) {
+ *     ack("snack-7"); // Applied now or applied before: both are success
+ * }
+ * if (outcome instanceof Outcome.Conflict<Void> conflict) {
+ *     refuse("snack-7", conflict.stored());
+ * }
+ * }</pre>
+ *
+ * <p>Implementations are thread-safe: many threads may call {@code apply} on one inbox. Every
+ * method may throw an {@link InboxException}; none of them ever reports an error as success.
+ *
+ * @param <H> the transaction handle given to effects
+ */
+public interface Inbox<H> extends AutoCloseable {
+
+    /**
+     * Applies {@code effect} once for {@code id}, in one transaction with the inbox record.
+     *
+     * <ul>
+     *   <li>{@link Outcome.Applied}: the id was new; the effect ran and its writes committed
+     *       together with the inbox record.
+     *   <li>{@link Outcome.Duplicate}: the id was recorded earlier with the same content; the
+     *       effect did not run and nothing was written. This is success: acknowledge it.
+     *   <li>{@link Outcome.Conflict}: the id was recorded earlier with different content; the
+     *       effect did not run and the earlier business is kept untouched.
+     * </ul>
+     *
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
+     * @param effect the business change, run inside the transaction only for a new id
+     * @return the outcome, never {@code null}; returned only after the commit that holds it
+     * @throws X the effect's own exception, unchanged; nothing was recorded
+     * @throws InvalidMessageException for a bad id or content; nothing was written
+     * @throws InboxBusyException when the write lock was not obtained within the busy timeout;
+     *     nothing was applied and the call may be retried
+     * @throws OutcomeUnknownException when the commit was attempted but its result is unknown
+     * @throws InboxStorageException when the database failed; nothing was applied
+     */
+    <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<H, R, X> effect) throws X;
+
+    /**
+     * Looks up what this inbox recorded for {@code id}, for support staff and audits. Reads
+     * committed data only, outside any write transaction.
+     *
+     * @return the record, or empty when the id was never applied (or its row was purged)
+     * @throws InvalidMessageException for a bad id
+     * @throws InboxStorageException when the database cannot be read
+     */
+    Optional<InboxRecord> find(String id);
+
+    /** The name that keeps this inbox's ids apart from other inboxes in the same database. */
+    String name();
+
+    /** A snapshot of this instance's counters since it was built; cheap, never blocks. */
+    InboxStats stats();
+
+    /**
+     * Releases the connections this inbox holds. The database and its records stay; a closed
+     * inbox refuses further calls with an {@link InboxException}.
+     */
+    @Override
+    void close();
+}

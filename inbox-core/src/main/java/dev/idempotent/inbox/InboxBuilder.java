@@ -1,0 +1,80 @@
+package dev.idempotent.inbox;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * An immutable builder for the optional settings of an inbox; each adapter hands one out from its
+ * factory ({@code SqliteInbox.builder(jdbi)}, for example). Every method returns a new builder, so
+ * a configured builder can be shared and reused. A bad value is refused at once with an
+ * {@link IllegalArgumentException} that names the field.
+ *
+ * <p>Defaults: see {@link InboxSettings#defaults()}.
+ *
+ * @param <I> the inbox type the adapter builds
+ */
+public final class InboxBuilder<I extends Inbox<?>> {
+
+    private final InboxSettings settings;
+    private final Function<InboxSettings, I> factory;
+
+    /**
+     * For adapters: a builder starting from the defaults that builds with {@code factory}.
+     *
+     * @param factory opens the inbox for validated settings
+     */
+    public InboxBuilder(Function<InboxSettings, I> factory) {
+        this(InboxSettings.defaults(), factory);
+    }
+
+    private InboxBuilder(InboxSettings settings, Function<InboxSettings, I> factory) {
+        this.settings = settings;
+        this.factory = Objects.requireNonNull(factory, "factory");
+    }
+
+    /** The inbox's name (default {@code default}); one per consumer sharing a database. */
+    public InboxBuilder<I> name(String name) {
+        return new InboxBuilder<>(settings.withName(name), factory);
+    }
+
+    /** How long to wait for the write lock (default 5 s) before {@link InboxBusyException}. */
+    public InboxBuilder<I> busyTimeout(Duration busyTimeout) {
+        return new InboxBuilder<>(settings.withBusyTimeout(busyTimeout), factory);
+    }
+
+    /** The largest content accepted, in bytes (default 1 MiB, at most 16 MiB). */
+    public InboxBuilder<I> maxContentBytes(int maxContentBytes) {
+        return new InboxBuilder<>(settings.withMaxContentBytes(maxContentBytes), factory);
+    }
+
+    /** Whether content is kept beside its fingerprint (default fingerprint only). */
+    public InboxBuilder<I> contentStorage(ContentStorage contentStorage) {
+        return new InboxBuilder<>(settings.withContentStorage(contentStorage), factory);
+    }
+
+    /** The observer of every call (default none). */
+    public InboxBuilder<I> listener(InboxListener listener) {
+        return new InboxBuilder<>(settings.withListener(listener), factory);
+    }
+
+    /** The source of receive times (default the UTC system clock). */
+    public InboxBuilder<I> clock(Clock clock) {
+        return new InboxBuilder<>(settings.withClock(clock), factory);
+    }
+
+    /** The settings so far. */
+    public InboxSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Opens the inbox, creating its schema if the database has none yet.
+     *
+     * @throws InboxStorageException if the database cannot be opened or holds a newer schema
+     */
+    public I build() {
+        return factory.apply(settings);
+    }
+}

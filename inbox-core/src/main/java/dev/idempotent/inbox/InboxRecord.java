@@ -1,0 +1,27 @@
+package dev.idempotent.inbox;
+
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What an inbox recorded for one id.
+ *
+ * @param inbox the inbox's name
+ * @param id the business id
+ * @param fingerprint the fingerprint of the content first received
+ * @param firstReceivedAt when the id was first applied
+ * @param content the content itself, present only when the inbox was built with
+ *     {@link ContentStorage#FULL_CONTENT}
+ */
+public record InboxRecord(
+        String inbox, String id, Fingerprint fingerprint, Instant firstReceivedAt, Optional<Content> content) {
+
+    public InboxRecord {
+        Objects.requireNonNull(inbox, "inbox");
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(fingerprint, "fingerprint");
+        Objects.requireNonNull(firstReceivedAt, "firstReceivedAt");
+        Objects.requireNonNull(content, "content");
+    }
+}

@@ -1,0 +1,72 @@
+package dev.idempotent.inbox.internal;
+
+import dev.idempotent.inbox.ContentType;
+import dev.idempotent.inbox.Fingerprint;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Optional;
+
+/**
+ * The versioned encodings a {@link Fingerprint} digests. A new encoding is added as a new constant;
+ * old ones stay, because rows written under them must still be compared under them.
+ */
+public enum FingerprintEncoding {
+
+    /**
+     * SHA-256 over: the tag {@code "dev.idempotent.inbox/fingerprint/1"}, the type name (UTF-8,
+     * length-prefixed), the type version, and the content bytes (length-prefixed).
+     */
+    V1(1) {
+        @Override
+        byte[] encode(ContentType type, byte[] bytes) {
+            byte[] tag = "dev.idempotent.inbox/fingerprint/1".getBytes(StandardCharsets.US_ASCII);
+            byte[] name = type.name().getBytes(StandardCharsets.UTF_8);
+            return ByteBuffer.allocate(tag.length + Integer.BYTES + name.length + Integer.BYTES + Long.BYTES + bytes.length)
+                    .put(tag)
+                    .putInt(name.length)
+                    .put(name)
+                    .putInt(type.version())
+                    .putLong(bytes.length)
+                    .put(bytes)
+                    .array();
+        }
+    };
+
+    /** The encoding new fingerprints are taken with. */
+    public static final FingerprintEncoding CURRENT = V1;
+
+    private final int version;
+
+    FingerprintEncoding(int version) {
+        this.version = version;
+    }
+
+    /** The version number stored beside each digest. */
+    public int version() {
+        return version;
+    }
+
+    /** The encoding with this version number, if this library knows it. */
+    public static Optional<FingerprintEncoding> of(int version) {
+        for (FingerprintEncoding encoding : values()) {
+            if (encoding.version == version) {
+                return Optional.of(encoding);
+            }
+        }
+        return Optional.empty();
+    }
+
+    abstract byte[] encode(ContentType type, byte[] bytes);
+
+    /** The fingerprint of {@code bytes} of {@code type} under this encoding. */
+    public Fingerprint fingerprint(ContentType type, byte[] bytes) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(encode(type, bytes));
+            return new Fingerprint(version, type, digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256", e);
+        }
+    }
+}

@@ -1,0 +1,225 @@
+package dev.idempotent.inbox.spi;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.ContentStorage;
+import dev.idempotent.inbox.Effect;
+import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxListener;
+import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxSettings;
+import dev.idempotent.inbox.InboxStats;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.InvalidMessageException;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.Phase;
+import dev.idempotent.inbox.internal.CallCounters;
+import dev.idempotent.inbox.internal.FingerprintEncoding;
+import dev.idempotent.inbox.internal.MessageValidation;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one implementation of {@link Inbox#apply} over any {@link InboxStore}: validation, the
+ * claim, the decision between applied, duplicate and conflict, the effect, commit or rollback,
+ * counters, listener calls and logs. Adapters wrap it; they do not re-implement it.
+ *
+ * <p>Logs go to the logger {@code dev.idempotent.inbox.Inbox} and carry the inbox name, the id and
+ * the outcome, never the content.
+ *
+ * @param <H> the transaction handle effects receive
+ */
+public final class InboxEngine<H> implements Inbox<H> {
+
+    private static final Logger log = LoggerFactory.getLogger(Inbox.class);
+
+    private final InboxSettings settings;
+    private final InboxStore<H> store;
+    private final CallCounters counters = new CallCounters();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * @param settings validated settings, as {@link dev.idempotent.inbox.InboxBuilder} made them
+     * @param store the adapter's storage; closed with this engine
+     */
+    public InboxEngine(InboxSettings settings, InboxStore<H> store) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.store = Objects.requireNonNull(store, "store");
+    }
+
+    @Override
+    public <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<H, R, X> effect) throws X {
+        Objects.requireNonNull(effect, "effect");
+        checkOpen();
+        long started = System.nanoTime();
+        try {
+            MessageValidation.checkId(id);
+            MessageValidation.checkContent(content, settings.maxContentBytes());
+        } catch (InvalidMessageException e) {
+            counters.invalid();
+            log.debug("inbox={} outcome=invalid problem={}", settings.name(), e.problem());
+            notifyFailure(id, e, started);
+            throw e;
+        }
+        Outcome<R> outcome;
+        try {
+            outcome = applyInTransaction(id, content, effect);
+        } catch (Throwable failure) {
+            countFailure(id, failure);
+            notifyFailure(id, failure, started);
+            throw failure;
+        }
+        if (outcome.isNewlyApplied()) {
+            notifyPhase(id, Phase.COMMITTED);
+        }
+        countOutcome(outcome);
+        notifyOutcome(outcome, started);
+        return outcome;
+    }
+
+    private <R, X extends Exception> Outcome<R> applyInTransaction(String id, Content content, Effect<H, R, X> effect)
+            throws X {
+        Fingerprint fingerprint = content.fingerprint();
+        Content kept = settings.contentStorage() == ContentStorage.FULL_CONTENT ? content : null;
+        StoreTransaction<H> tx = store.begin();
+        try {
+            // Stored times are millisecond-precise; truncate here so Applied reports what is stored.
+            Instant receivedAt = settings.clock().instant().truncatedTo(ChronoUnit.MILLIS);
+            Optional<InboxRecord> stored = tx.claim(settings.name(), id, fingerprint, kept, receivedAt);
+            if (stored.isPresent()) {
+                // Nothing was written: rolling back just releases the write lock.
+                tx.rollback();
+                return judge(id, stored.get(), content);
+            }
+            settings.listener().onPhase(settings.name(), id, Phase.RECORDED);
+            R result = effect.apply(tx.handle());
+            settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
+            tx.commit();
+            return new Outcome.Applied<>(id, result, receivedAt);
+        } catch (Throwable failure) {
+            rollbackAfter(tx, failure);
+            throw failure;
+        }
+    }
+
+    /** Duplicate or conflict, comparing under the encoding the stored fingerprint was taken with. */
+    private <R> Outcome<R> judge(String id, InboxRecord stored, Content offered) {
+        Fingerprint storedPrint = stored.fingerprint();
+        FingerprintEncoding encoding = FingerprintEncoding.of(storedPrint.algorithm())
+                .orElseThrow(() -> new InboxStorageException(
+                        InboxStorageException.Kind.NEWER_SCHEMA,
+                        "inbox '" + settings.name() + "' holds id '" + id + "' fingerprinted with encoding v"
+                                + storedPrint.algorithm() + ", newer than this library knows",
+                        null));
+        Fingerprint offeredPrint = encoding.fingerprint(offered.type(), offered.bytes());
+        if (storedPrint.equals(offeredPrint)) {
+            return new Outcome.Duplicate<>(id, stored.firstReceivedAt(), storedPrint);
+        }
+        return new Outcome.Conflict<>(id, stored.firstReceivedAt(), storedPrint, offered.fingerprint());
+    }
+
+    private static void rollbackAfter(StoreTransaction<?> tx, Throwable failure) {
+        try {
+            tx.rollback();
+        } catch (RuntimeException | Error rollbackFailure) {
+            failure.addSuppressed(rollbackFailure);
+        }
+    }
+
+    @Override
+    public Optional<InboxRecord> find(String id) {
+        MessageValidation.checkId(id);
+        checkOpen();
+        return store.find(settings.name(), id);
+    }
+
+    @Override
+    public String name() {
+        return settings.name();
+    }
+
+    @Override
+    public InboxStats stats() {
+        return counters.snapshot();
+    }
+
+    /** The settings this inbox was built with. */
+    public InboxSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            store.close();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed.get()) {
+            throw new InboxException("inbox '" + settings.name() + "' is closed");
+        }
+    }
+
+    private void countOutcome(Outcome<?> outcome) {
+        if (outcome instanceof Outcome.Applied<?>) {
+            counters.applied();
+            log.debug("inbox={} id={} outcome=applied", settings.name(), outcome.id());
+        } else if (outcome instanceof Outcome.Duplicate<?>) {
+            counters.duplicate();
+            log.debug("inbox={} id={} outcome=duplicate", settings.name(), outcome.id());
+        } else {
+            counters.conflict();
+            Outcome.Conflict<?> conflict = (Outcome.Conflict<?>) outcome;
+            log.warn("inbox={} id={} outcome=conflict stored={} offered={}",
+                    settings.name(), outcome.id(), conflict.stored(), conflict.offered());
+        }
+    }
+
+    private void countFailure(String id, Throwable failure) {
+        if (failure instanceof InboxBusyException) {
+            counters.busy();
+            log.warn("inbox={} id={} outcome=busy: {}", settings.name(), id, failure.getMessage());
+        } else if (failure instanceof InboxException) {
+            counters.failed();
+            log.warn("inbox={} id={} outcome=failed: {}", settings.name(), id, failure.toString());
+        } else {
+            counters.failed();
+            // The effect's own message may quote business data, so only its type is logged.
+            log.debug("inbox={} id={} outcome=failed effect threw {}", settings.name(), id, failure.getClass().getName());
+        }
+    }
+
+    private void notifyPhase(String id, Phase phase) {
+        try {
+            settings.listener().onPhase(settings.name(), id, phase);
+        } catch (RuntimeException e) {
+            log.warn("inbox={} id={} listener failed in phase {}", settings.name(), id, phase, e);
+        }
+    }
+
+    private void notifyOutcome(Outcome<?> outcome, long started) {
+        InboxListener listener = settings.listener();
+        try {
+            listener.onOutcome(settings.name(), outcome, Duration.ofNanos(System.nanoTime() - started));
+        } catch (RuntimeException e) {
+            log.warn("inbox={} id={} listener failed on outcome", settings.name(), outcome.id(), e);
+        }
+    }
+
+    private void notifyFailure(String id, Throwable failure, long started) {
+        try {
+            settings.listener().onFailure(settings.name(), id, failure, Duration.ofNanos(System.nanoTime() - started));
+        } catch (RuntimeException e) {
+            log.warn("inbox={} listener failed on failure", settings.name(), e);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package dev.idempotent.inbox.sqlite;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Effect;
+import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxSettings;
+import dev.idempotent.inbox.InboxStats;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.spi.InboxEngine;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * The idempotent inbox on SQLite.
+ *
+ * <p>Give it the same {@link Jdbi} (or file) your business tables live in: each
+ * {@link #apply} opens a {@code BEGIN IMMEDIATE} transaction, claims the id in table
+ * {@code inbox_message}, runs the effect with the transaction's {@link Handle} only if the id is
+ * new, and commits the effect's writes and the inbox row together.
+ *
+ * <pre>{@code
+ * try (SqliteInbox inbox = SqliteInbox.builder(Path.of("warehouse.db")).name("receipts").build()) {
+ *     Outcome<Integer> outcome = inbox.apply("snack-7", Content.of(7),
+ *             tx -> tx.execute("UPDATE stock SET total = total + ?", 7));
+ * }
+ * }</pre>
+ *
+ * <p>The inbox sets {@code journal_mode=WAL} on the file and {@code synchronous=FULL} on its own
+ * connection, because an acknowledgement sent after a commit must survive a power loss. It creates
+ * its schema on first use and refuses a file whose schema a newer version of the library wrote.
+ *
+ * <p>Thread-safe. The calls of this process are served in arrival order on one connection; other
+ * processes wait in SQLite's busy handler. The busy timeout applies to each of the two waits.
+ */
+public final class SqliteInbox implements Inbox<Handle> {
+
+    private final Jdbi jdbi;
+    private final InboxEngine<Handle> engine;
+
+    private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
+        this.jdbi = jdbi;
+        this.engine = new InboxEngine<>(settings, new SqliteStore(jdbi, settings.busyTimeout()));
+    }
+
+    /**
+     * An inbox with default settings over {@code jdbi}, which must reach a SQLite file.
+     *
+     * @throws dev.idempotent.inbox.InboxStorageException if the database cannot hold an inbox
+     */
+    public static SqliteInbox create(Jdbi jdbi) {
+        return builder(jdbi).build();
+    }
+
+    /** An inbox with default settings over the SQLite file {@code file}, created if absent. */
+    public static SqliteInbox create(Path file) {
+        return builder(file).build();
+    }
+
+    /** A builder for an inbox over {@code jdbi}, which must reach a SQLite file. */
+    public static InboxBuilder<SqliteInbox> builder(Jdbi jdbi) {
+        Objects.requireNonNull(jdbi, "jdbi");
+        return new InboxBuilder<>(settings -> new SqliteInbox(jdbi, settings));
+    }
+
+    /** A builder for an inbox over the SQLite file {@code file}, created if absent. */
+    public static InboxBuilder<SqliteInbox> builder(Path file) {
+        return builder(jdbi(file));
+    }
+
+    /**
+     * A {@link Jdbi} for {@code file} with the durability the inbox needs on every connection:
+     * WAL journal, {@code synchronous=FULL}, and a 5 second busy timeout. Use it for the business
+     * code that shares the file with the inbox.
+     */
+    public static Jdbi jdbi(Path file) {
+        Objects.requireNonNull(file, "file");
+        SQLiteConfig config = new SQLiteConfig();
+        config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+        config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+        config.setBusyTimeout((int) InboxSettings.DEFAULT_BUSY_TIMEOUT.toMillis());
+        SQLiteDataSource dataSource = new SQLiteDataSource(config);
+        dataSource.setUrl("jdbc:sqlite:" + file.toAbsolutePath());
+        return Jdbi.create(dataSource);
+    }
+
+    /** The {@link Jdbi} this inbox writes through, for reading business tables beside it. */
+    public Jdbi jdbi() {
+        return jdbi;
+    }
+
+    @Override
+    public <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<Handle, R, X> effect)
+            throws X {
+        return engine.apply(id, content, effect);
+    }
+
+    @Override
+    public Optional<InboxRecord> find(String id) {
+        return engine.find(id);
+    }
+
+    @Override
+    public String name() {
+        return engine.name();
+    }
+
+    @Override
+    public InboxStats stats() {
+        return engine.stats();
+    }
+
+    /** The settings this inbox was built with. */
+    public InboxSettings settings() {
+        return engine.settings();
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+    }
+}

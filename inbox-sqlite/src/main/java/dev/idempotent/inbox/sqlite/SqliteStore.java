@@ -1,0 +1,339 @@
+package dev.idempotent.inbox.sqlite;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.ContentType;
+import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.OutcomeUnknownException;
+import dev.idempotent.inbox.spi.InboxStore;
+import dev.idempotent.inbox.spi.StoreTransaction;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.StatementContext;
+
+/**
+ * The SQLite storage behind {@link SqliteInbox}.
+ *
+ * <p>All writes go through one connection, guarded by a fair lock: SQLite admits one writer per
+ * file anyway, and its own busy handler polls with sleeps and is not fair, so queueing the threads
+ * of this process in arrival order is both faster and fair. Other processes (and other connections
+ * of the application) are kept out by {@code BEGIN IMMEDIATE} and wait in SQLite's busy handler.
+ *
+ * <p>The connection stays in JDBC autocommit mode and transactions are opened and closed with
+ * explicit {@code BEGIN IMMEDIATE} and {@code COMMIT}: in sqlite-jdbc's own transaction mode,
+ * {@code commit()} at once begins the next {@code IMMEDIATE} transaction, so an idle connection
+ * would keep the write lock and starve every other writer.
+ */
+final class SqliteStore implements InboxStore<Handle> {
+
+    static final int SCHEMA_VERSION = 1;
+
+    private static final String CLAIM = """
+            INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                                       fingerprint, content, received_at)
+            VALUES (:inbox, :id, :algorithm, :type, :typeVersion, :fingerprint, :content, :receivedAt)
+            ON CONFLICT (inbox, id) DO NOTHING""";
+
+    private static final String SELECT = """
+            SELECT inbox, id, fingerprint_algorithm, content_type, content_type_version, fingerprint, content,
+                   received_at
+            FROM inbox_message WHERE inbox = :inbox AND id = :id""";
+
+    private final Jdbi jdbi;
+    private final Duration busyTimeout;
+    private final ReentrantLock writeLock = new ReentrantLock(true);
+    private Handle writer; // guarded by writeLock
+    private boolean closed; // guarded by writeLock
+
+    SqliteStore(Jdbi jdbi, Duration busyTimeout) {
+        this.jdbi = jdbi;
+        this.busyTimeout = busyTimeout;
+        writeLock.lock();
+        try {
+            createSchema(writer());
+        } catch (RuntimeException e) {
+            discardWriter();
+            throw e;
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public StoreTransaction<Handle> begin() {
+        if (writeLock.isHeldByCurrentThread()) {
+            throw new InboxException("apply was called from inside an effect of the same inbox; its transaction"
+                    + " would silently join the open one and BEGIN IMMEDIATE would never run");
+        }
+        acquireWriteLock();
+        try {
+            Handle handle = writer();
+            if (handle.isInTransaction()) {
+                // Jdbi would join such a transaction silently and BEGIN IMMEDIATE would never run.
+                discardWriter();
+                throw new InboxException("the inbox connection is already inside a transaction;"
+                        + " an effect must not begin, commit or roll back transactions itself");
+            }
+            execute(handle, "BEGIN IMMEDIATE", "beginning the transaction");
+            return new SqliteTransaction(handle);
+        } catch (RuntimeException e) {
+            writeLock.unlock();
+            throw e;
+        }
+    }
+
+    private void acquireWriteLock() {
+        try {
+            if (!writeLock.tryLock(busyTimeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new InboxBusyException("another transaction of this process held the inbox's write lock for"
+                        + " longer than the busy timeout of " + busyTimeout + "; nothing was applied", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InboxException("interrupted while waiting for the inbox's write lock; nothing was applied", e);
+        }
+    }
+
+    @Override
+    public Optional<InboxRecord> find(String inbox, String id) {
+        try {
+            return jdbi.withHandle(handle -> select(handle, inbox, id));
+        } catch (JdbiException e) {
+            throw SqliteErrors.translate(e, "reading the inbox record");
+        }
+    }
+
+    @Override
+    public void close() {
+        writeLock.lock();
+        try {
+            closed = true;
+            discardWriter();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    private Handle writer() {
+        if (closed) {
+            throw new InboxException("the inbox is closed");
+        }
+        if (writer == null) {
+            Handle handle;
+            try {
+                handle = jdbi.open();
+            } catch (JdbiException e) {
+                throw SqliteErrors.translate(e, "opening the database");
+            }
+            try {
+                configure(handle);
+            } catch (RuntimeException e) {
+                handle.close();
+                throw e;
+            }
+            writer = handle;
+        }
+        return writer;
+    }
+
+    /** Drops the writer connection; closing it rolls back whatever it still had open. */
+    private void discardWriter() {
+        if (writer != null) {
+            try {
+                writer.close();
+            } catch (JdbiException ignored) {
+                // The connection is being thrown away because it is in doubt; its close is too.
+            } finally {
+                writer = null;
+            }
+        }
+    }
+
+    private void configure(Handle handle) {
+        execute(handle, "PRAGMA busy_timeout = " + busyTimeout.toMillis(), "setting the busy timeout");
+        // An ACK is sent after commit, so the commit must survive a power loss: WAL with FULL sync.
+        String mode;
+        try {
+            mode = handle.createQuery("PRAGMA journal_mode = WAL").mapTo(String.class).one();
+        } catch (JdbiException e) {
+            throw SqliteErrors.translate(e, "switching to WAL journal mode");
+        }
+        if (!"wal".equalsIgnoreCase(mode)) {
+            throw new InboxStorageException(readOnly(handle)
+                    ? InboxStorageException.Kind.READ_ONLY : InboxStorageException.Kind.OTHER,
+                    "the inbox needs journal_mode=WAL but the database stays in '" + mode + "'"
+                            + (readOnly(handle) ? " because it is read-only" : "")
+                            + "; in-memory and read-only databases cannot hold an inbox", null);
+        }
+        execute(handle, "PRAGMA synchronous = FULL", "setting synchronous=FULL");
+    }
+
+    private static boolean readOnly(Handle handle) {
+        try {
+            return handle.getConnection().isReadOnly();
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private void createSchema(Handle handle) {
+        execute(handle, "BEGIN IMMEDIATE", "beginning the schema transaction");
+        try {
+            handle.execute("CREATE TABLE IF NOT EXISTS inbox_schema ("
+                    + "component TEXT NOT NULL PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID");
+            handle.execute("INSERT INTO inbox_schema (component, version) VALUES ('inbox', ?)"
+                    + " ON CONFLICT (component) DO NOTHING", SCHEMA_VERSION);
+            int version = handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
+                    .mapTo(Integer.class).one();
+            if (version > SCHEMA_VERSION) {
+                throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
+                        "the database holds inbox schema version " + version + ", written by a newer version of"
+                                + " this library; this version knows schema " + SCHEMA_VERSION + " at most", null);
+            }
+            handle.createScript(schemaScript()).execute();
+            execute(handle, "COMMIT", "creating the inbox schema");
+        } catch (RuntimeException e) {
+            try {
+                handle.execute("ROLLBACK");
+            } catch (JdbiException rollbackFailure) {
+                e.addSuppressed(rollbackFailure);
+            }
+            throw e instanceof JdbiException jdbiFailure
+                    ? SqliteErrors.translate(jdbiFailure, "creating the inbox schema") : e;
+        }
+    }
+
+    private static String schemaScript() {
+        try (InputStream in = SqliteStore.class.getResourceAsStream("schema-v1.sql")) {
+            if (in == null) {
+                throw new IllegalStateException("schema-v1.sql is missing from the inbox-sqlite jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void execute(Handle handle, String sql, String doing) {
+        try {
+            handle.execute(sql);
+        } catch (JdbiException e) {
+            throw SqliteErrors.translate(e, doing);
+        }
+    }
+
+    private static Optional<InboxRecord> select(Handle handle, String inbox, String id) {
+        return handle.createQuery(SELECT)
+                .bind("inbox", inbox)
+                .bind("id", id)
+                .map(SqliteStore::record)
+                .findOne();
+    }
+
+    private static InboxRecord record(ResultSet rs, StatementContext ctx) throws SQLException {
+        ContentType type = new ContentType(rs.getString("content_type"), rs.getInt("content_type_version"));
+        byte[] content = rs.getBytes("content");
+        return new InboxRecord(
+                rs.getString("inbox"),
+                rs.getString("id"),
+                new Fingerprint(rs.getInt("fingerprint_algorithm"), type, rs.getBytes("fingerprint")),
+                Instant.ofEpochMilli(rs.getLong("received_at")),
+                Optional.ofNullable(content).map(bytes -> Content.restore(type, bytes)));
+    }
+
+    /** One BEGIN IMMEDIATE transaction on the writer connection; holds the write lock until it ends. */
+    private final class SqliteTransaction implements StoreTransaction<Handle> {
+
+        private final Handle handle;
+        private boolean ended;
+
+        SqliteTransaction(Handle handle) {
+            this.handle = handle;
+        }
+
+        @Override
+        public Handle handle() {
+            return handle;
+        }
+
+        @Override
+        public Optional<InboxRecord> claim(
+                String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
+            try {
+                int inserted = handle.createUpdate(CLAIM)
+                        .bind("inbox", inbox)
+                        .bind("id", id)
+                        .bind("algorithm", fingerprint.algorithm())
+                        .bind("type", fingerprint.contentType().name())
+                        .bind("typeVersion", fingerprint.contentType().version())
+                        .bind("fingerprint", fingerprint.digest())
+                        .bind("content", content == null ? null : content.bytes())
+                        .bind("receivedAt", receivedAt.toEpochMilli())
+                        .execute();
+                if (inserted == 1) {
+                    return Optional.empty();
+                }
+                return Optional.of(select(handle, inbox, id).orElseThrow(() -> new InboxStorageException(
+                        InboxStorageException.Kind.OTHER,
+                        "the claim of id '" + id + "' found a conflicting row that then could not be read", null)));
+            } catch (JdbiException e) {
+                throw SqliteErrors.translate(e, "claiming the id");
+            }
+        }
+
+        @Override
+        public void commit() {
+            try {
+                handle.execute("COMMIT");
+            } catch (JdbiException e) {
+                int code = SqliteErrors.resultCode(e);
+                if (code == SqliteErrors.SQLITE_BUSY || code == SqliteErrors.SQLITE_FULL) {
+                    // SQLite refused before writing: the transaction did not commit.
+                    throw SqliteErrors.translate(e, "committing");
+                }
+                throw new OutcomeUnknownException(
+                        "SQLite failed during COMMIT; the message may or may not be applied: " + e.getMessage(), e);
+            }
+            end();
+        }
+
+        @Override
+        public void rollback() {
+            if (ended) {
+                return;
+            }
+            try {
+                handle.execute("ROLLBACK");
+            } catch (JdbiException e) {
+                // SQLite may already have rolled back by itself (after a disk or I/O error, for instance);
+                // either way the connection is in doubt, and closing it rolls back whatever is left.
+                discardWriter();
+                throw SqliteErrors.translate(e, "rolling back");
+            } finally {
+                end();
+            }
+        }
+
+        private void end() {
+            if (!ended) {
+                ended = true;
+                writeLock.unlock();
+            }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+-- The inbox's own tables, version 1. Created on first use inside one BEGIN IMMEDIATE transaction;
+-- the business tables are the application's.
+
+-- One row per business id and inbox. WITHOUT ROWID keeps the primary key the only index.
+CREATE TABLE IF NOT EXISTS inbox_message (
+    inbox                 TEXT    NOT NULL,  -- the inbox's name; one per consumer
+    id                    TEXT    NOT NULL,  -- the business id
+    fingerprint_algorithm INTEGER NOT NULL,  -- version of the fingerprint encoding
+    content_type          TEXT    NOT NULL,  -- e.g. inbox.int64, or the sender's schema name
+    content_type_version  INTEGER NOT NULL,
+    fingerprint           BLOB    NOT NULL,  -- SHA-256, 32 bytes
+    content               BLOB,              -- NULL unless the inbox keeps full content
+    received_at           INTEGER NOT NULL,  -- first receive time, epoch milliseconds UTC
+    PRIMARY KEY (inbox, id)
+) WITHOUT ROWID;

@@ -1,0 +1,39 @@
+package dev.idempotent.inbox.testkit;
+
+import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxBuilder;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * One real database that an adapter's contract run works in, and the adapter's way to open
+ * inboxes over it. Each adapter's test sources provide a small implementation.
+ */
+public interface InboxFixture extends AutoCloseable {
+
+    /** A Jdbi over the database, for the business tables the contract creates and reads. */
+    Jdbi jdbi();
+
+    /**
+     * A builder for an inbox over the database, as the adapter's users obtain one. Each call may
+     * open new connections, so that building again behaves like a restarted process.
+     */
+    InboxBuilder<? extends Inbox<Handle>> builder();
+
+    /**
+     * Makes another connection hold what {@code apply(id, ...)} on inbox {@code inbox} must wait
+     * for (SQLite: the database's write lock; PostgreSQL: an uncommitted claim of the id) until the
+     * returned lock is closed. Returns once the lock is held.
+     */
+    HeldLock holdWriteLock(String inbox, String id);
+
+    /** Drops what the fixture created. */
+    @Override
+    void close();
+
+    /** A lock held by another connection; closing it releases the lock without committing. */
+    interface HeldLock extends AutoCloseable {
+        @Override
+        void close();
+    }
+}

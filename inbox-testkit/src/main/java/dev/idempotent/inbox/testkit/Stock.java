@@ -1,0 +1,53 @@
+package dev.idempotent.inbox.testkit;
+
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The seed's business state: a running {@code total} of received quantities, one row per stock
+ * name so that many scenarios can share a database. Portable SQL, for every adapter.
+ */
+public final class Stock {
+
+    private final Jdbi jdbi;
+    private final String name;
+
+    private Stock(Jdbi jdbi, String name) {
+        this.jdbi = jdbi;
+        this.name = name;
+    }
+
+    /** Creates the stock table if needed and a row {@code name} with total 0. */
+    public static Stock create(Jdbi jdbi, String name) {
+        jdbi.useHandle(handle -> {
+            handle.execute("CREATE TABLE IF NOT EXISTS stock (name VARCHAR(100) PRIMARY KEY, total BIGINT NOT NULL)");
+            handle.execute("INSERT INTO stock (name, total) VALUES (?, 0)", name);
+        });
+        return new Stock(jdbi, name);
+    }
+
+    /** The effect of one receipt: adds {@code qty} to the total inside the inbox's transaction. */
+    public int add(Handle tx, long qty) {
+        int updated = tx.execute("UPDATE stock SET total = total + ? WHERE name = ?", qty, name);
+        if (updated != 1) {
+            throw new IllegalStateException("stock row '" + name + "' is missing");
+        }
+        return updated;
+    }
+
+    /** The committed total, read through a connection of its own. */
+    public long total() {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT total FROM stock WHERE name = ?")
+                .bind(0, name)
+                .mapTo(Long.class)
+                .one());
+    }
+
+    /** The committed number of inbox rows of inbox {@code inbox}, read through a connection of its own. */
+    public static long inboxRows(Jdbi jdbi, String inbox) {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT COUNT(*) FROM inbox_message WHERE inbox = ?")
+                .bind(0, inbox)
+                .mapTo(Long.class)
+                .one());
+    }
+}
