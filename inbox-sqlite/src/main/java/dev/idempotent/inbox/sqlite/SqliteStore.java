@@ -83,12 +83,6 @@ final class SqliteStore implements InboxStore<Handle> {
         acquireWriteLock();
         try {
             Handle handle = writer();
-            if (handle.isInTransaction()) {
-                // Jdbi would join such a transaction silently and BEGIN IMMEDIATE would never run.
-                discardWriter();
-                throw new InboxException("the inbox connection is already inside a transaction;"
-                        + " an effect must not begin, commit or roll back transactions itself");
-            }
             execute(handle, "BEGIN IMMEDIATE", "beginning the transaction");
             return new SqliteTransaction(handle);
         } catch (RuntimeException e) {
@@ -298,6 +292,12 @@ final class SqliteStore implements InboxStore<Handle> {
 
         @Override
         public void commit() {
+            if (handle.isInTransaction()) {
+                // The effect switched the handle to a JDBC transaction of its own: Jdbi would have
+                // joined it silently, and what it commits would no longer be what this claim guards.
+                throw new InboxException("the effect began a transaction on the inbox's handle; an effect runs"
+                        + " inside the inbox's BEGIN IMMEDIATE transaction and must not begin, commit or roll back");
+            }
             try {
                 handle.execute("COMMIT");
             } catch (JdbiException e) {
@@ -319,6 +319,10 @@ final class SqliteStore implements InboxStore<Handle> {
             }
             try {
                 handle.execute("ROLLBACK");
+                if (handle.isInTransaction()) {
+                    // An effect left the connection in JDBC transaction mode; a fresh one is cheaper than repair.
+                    discardWriter();
+                }
             } catch (JdbiException e) {
                 // SQLite may already have rolled back by itself (after a disk or I/O error, for instance);
                 // either way the connection is in doubt, and closing it rolls back whatever is left.

@@ -1,0 +1,62 @@
+package dev.idempotent.inbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+class InboxSettingsTest {
+
+    private final InboxBuilder<Inbox<Void>> builder = new InboxBuilder<>(settings -> {
+        throw new AssertionError("not built in these tests");
+    });
+
+    private static void refusedNaming(String field, Executable call) {
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, call);
+        assertTrue(refused.getMessage().startsWith(field), refused.getMessage());
+    }
+
+    @Test
+    void defaultsAreDocumented() {
+        InboxSettings defaults = builder.settings();
+
+        assertEquals("default", defaults.name());
+        assertEquals(Duration.ofSeconds(5), defaults.busyTimeout());
+        assertEquals(1 << 20, defaults.maxContentBytes());
+        assertEquals(ContentStorage.FINGERPRINT_ONLY, defaults.contentStorage());
+    }
+
+    @Test
+    void badValuesAreRefusedWithTheFieldName() {
+        refusedNaming("name", () -> builder.name(""));
+        refusedNaming("name", () -> builder.name("has space"));
+        refusedNaming("name", () -> builder.name("x".repeat(65)));
+        refusedNaming("busyTimeout", () -> builder.busyTimeout(Duration.ofMillis(-1)));
+        refusedNaming("busyTimeout", () -> builder.busyTimeout(Duration.ofHours(2)));
+        refusedNaming("maxContentBytes", () -> builder.maxContentBytes(0));
+        refusedNaming("maxContentBytes", () -> builder.maxContentBytes((16 << 20) + 1));
+        assertThrows(NullPointerException.class, () -> builder.clock(null));
+        assertThrows(NullPointerException.class, () -> builder.listener(null));
+    }
+
+    @Test
+    void builderIsImmutable() {
+        InboxBuilder<Inbox<Void>> named = builder.name("receipts");
+
+        assertNotSame(builder, named);
+        assertEquals("default", builder.settings().name());
+        assertEquals("receipts", named.settings().name());
+    }
+
+    @Test
+    void statsAttemptsIsTheSumOfTheOutcomes() {
+        InboxStats stats = new InboxStats(1, 2, 3, 4, 5, 6);
+
+        assertEquals(21, stats.attempts());
+        assertEquals(3, stats.accepted());
+    }
+}

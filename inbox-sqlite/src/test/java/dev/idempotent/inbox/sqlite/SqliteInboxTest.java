@@ -1,0 +1,185 @@
+package dev.idempotent.inbox.sqlite;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.ContentStorage;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.InboxStorageException.Kind;
+import dev.idempotent.inbox.Outcome;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
+
+/** What only SQLite has: files, pragmas, and the ways a file can refuse to be an inbox. */
+class SqliteInboxTest {
+
+    @TempDir
+    Path directory;
+
+    private Path file() {
+        return directory.resolve("inbox.db");
+    }
+
+    private static Jdbi jdbi(Path file, SQLiteConfig config) {
+        SQLiteDataSource dataSource = new SQLiteDataSource(config);
+        dataSource.setUrl("jdbc:sqlite:" + file);
+        return Jdbi.create(dataSource);
+    }
+
+    private static long rows(Path file) {
+        return SqliteInbox.jdbi(file).withHandle(handle ->
+                handle.createQuery("SELECT COUNT(*) FROM inbox_message").mapTo(Long.class).one());
+    }
+
+    @Test
+    void fileIsInWalModeAndTheInboxConnectionSyncsFully() {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            int synchronous = inbox.apply("snack-7", Content.of(7),
+                    tx -> tx.createQuery("PRAGMA synchronous").mapTo(Integer.class).one()).fold(
+                            applied -> applied.result(), duplicate -> -1, conflict -> -1);
+            String mode = inbox.jdbi().withHandle(handle ->
+                    handle.createQuery("PRAGMA journal_mode").mapTo(String.class).one());
+
+            assertEquals(2, synchronous, "synchronous=FULL");
+            assertEquals("wal", mode);
+        }
+    }
+
+    @Test
+    void schemaIsCreatedOnFirstUseWithItsVersion() {
+        SqliteInbox.create(file()).close();
+
+        int version = SqliteInbox.jdbi(file()).withHandle(handle -> handle
+                .createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
+                .mapTo(Integer.class).one());
+        assertEquals(SqliteStore.SCHEMA_VERSION, version);
+        assertEquals(0, rows(file()));
+    }
+
+    @Test
+    void fileWrittenByANewerSchemaIsRefused() {
+        SqliteInbox.create(file()).close();
+        SqliteInbox.jdbi(file()).useHandle(handle ->
+                handle.execute("UPDATE inbox_schema SET version = 99 WHERE component = 'inbox'"));
+
+        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> SqliteInbox.create(file()));
+
+        assertEquals(Kind.NEWER_SCHEMA, refused.kind());
+        assertTrue(refused.getMessage().contains("99"), refused.getMessage());
+    }
+
+    @Test
+    void fingerprintOfAnUnknownNewerEncodingIsRefusedNotCalledAConflict() {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            inbox.apply("snack-7", Content.of(7), tx -> null);
+            inbox.jdbi().useHandle(handle -> handle.execute("UPDATE inbox_message SET fingerprint_algorithm = 99"));
+
+            InboxStorageException refused = assertThrows(InboxStorageException.class,
+                    () -> inbox.apply("snack-7", Content.of(7), tx -> null));
+
+            assertEquals(Kind.NEWER_SCHEMA, refused.kind());
+            assertEquals(1, inbox.stats().failed());
+        }
+    }
+
+    @Test
+    void corruptFileIsRefusedAndLeftAsItWas() throws Exception {
+        byte[] garbage = "this is not a database, it is a shopping list: snacks, more snacks".repeat(100).getBytes();
+        Files.write(file(), garbage);
+
+        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> SqliteInbox.create(file()));
+
+        assertEquals(Kind.CORRUPT, refused.kind());
+        assertArrayEquals(garbage, Files.readAllBytes(file()));
+    }
+
+    @Test
+    void readOnlyDatabaseIsRefusedAndLeftAsItWas() {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            inbox.apply("snack-7", Content.of(7), tx -> null);
+        }
+        SQLiteConfig readOnly = new SQLiteConfig();
+        readOnly.setReadOnly(true);
+
+        InboxStorageException refused = assertThrows(InboxStorageException.class,
+                () -> SqliteInbox.create(jdbi(file(), readOnly)));
+
+        assertEquals(Kind.READ_ONLY, refused.kind());
+        assertEquals(1, rows(file()));
+    }
+
+    @Test
+    void inMemoryDatabaseIsRefusedBecauseItCannotBeDurable() {
+        InboxStorageException refused = assertThrows(InboxStorageException.class,
+                () -> SqliteInbox.create(Jdbi.create("jdbc:sqlite::memory:")));
+
+        assertTrue(refused.getMessage().contains("WAL"), refused.getMessage());
+    }
+
+    @Test
+    void fullDatabaseIsStorageFailureAndAppliesNothing() {
+        SqliteInbox.create(file()).close();
+        SQLiteConfig small = new SQLiteConfig();
+        small.setMaxPageCount(16);
+        Jdbi jdbi = jdbi(file(), small);
+        try (SqliteInbox inbox = SqliteInbox.builder(jdbi).contentStorage(ContentStorage.FULL_CONTENT).build()) {
+            InboxStorageException refused = assertThrows(InboxStorageException.class,
+                    () -> inbox.apply("big-1", Content.ofBytes(new byte[512 * 1024]), tx -> null));
+
+            assertEquals(Kind.DISK_FULL, refused.kind());
+            assertInstanceOf(Outcome.Applied.class, inbox.apply("small-1", Content.of(1), tx -> null),
+                    "the inbox keeps working once the write fits");
+        }
+        assertEquals(1, rows(file()));
+    }
+
+    @Test
+    void applyFromInsideAnEffectOfTheSameInboxIsRefused() {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            InboxException refused = assertThrows(InboxException.class, () -> inbox.apply("outer", Content.of(1),
+                    tx -> inbox.apply("inner", Content.of(2), inner -> null)));
+
+            assertTrue(refused.getMessage().contains("BEGIN IMMEDIATE"), refused.getMessage());
+            assertEquals(0, rows(file()));
+            assertInstanceOf(Outcome.Applied.class, inbox.apply("outer", Content.of(1), tx -> null));
+        }
+    }
+
+    @Test
+    void effectThatOpensItsOwnTransactionIsRefusedAndTheInboxRecovers() {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            assertThrows(RuntimeException.class, () -> inbox.apply("snack-7", Content.of(7),
+                    tx -> tx.inTransaction(nested -> nested.execute("SELECT 1"))));
+
+            assertEquals(0, rows(file()));
+            assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> null));
+            assertEquals(1, rows(file()));
+        }
+    }
+
+    @Test
+    void writerWaitsForAnotherProcessStyleConnectionAndThenApplies() throws Exception {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            Jdbi other = SqliteInbox.jdbi(file());
+            var handle = other.open();
+            handle.execute("BEGIN IMMEDIATE");
+            var result = new java.util.concurrent.CompletableFuture<Outcome<Object>>();
+            Thread applier = new Thread(() -> result.complete(inbox.apply("snack-7", Content.of(7), tx -> null)));
+            applier.start();
+            // The applier is blocked on the file lock until the other connection commits.
+            handle.execute("COMMIT");
+            handle.close();
+            assertInstanceOf(Outcome.Applied.class, result.get(30, java.util.concurrent.TimeUnit.SECONDS));
+        }
+    }
+}
