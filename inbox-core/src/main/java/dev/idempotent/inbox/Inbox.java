@@ -1,5 +1,6 @@
 package dev.idempotent.inbox;
 
+import java.time.Instant;
 import java.util.Optional;
 
 /**
@@ -53,7 +54,24 @@ public interface Inbox<H> extends AutoCloseable {
      * @throws OutcomeUnknownException when the commit was attempted but its result is unknown
      * @throws InboxStorageException when the database failed; nothing was applied
      */
-    <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<H, R, X> effect) throws X;
+    default <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<H, R, X> effect) throws X {
+        return apply(id, content, null, effect);
+    }
+
+    /**
+     * Like {@link #apply(String, Content, Effect)}, for a message that carries its origin time:
+     * when the sender first created the business, the same on every resend. A message new to the
+     * inbox whose origin time is so old that an earlier delivery of it may already have been
+     * purged is refused with {@link StaleMessageException} instead of being applied as new (see
+     * {@link InboxRetention}).
+     *
+     * @param originTime when the sender created the business, by its clock; {@code null} when
+     *     unknown, which behaves as {@link #apply(String, Content, Effect)}
+     * @throws StaleMessageException if the message is new and older than the inbox can judge;
+     *     nothing was written
+     */
+    <R, X extends Exception> Outcome<R> apply(String id, Content content, Instant originTime, Effect<H, R, X> effect)
+            throws X;
 
     /**
      * Looks up what this inbox recorded for {@code id}, for support staff and audits. Reads

@@ -3,6 +3,7 @@ package dev.idempotent.inbox;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -64,6 +65,30 @@ public final class InboxBuilder<I extends Inbox<?>> {
         return new InboxBuilder<>(settings.withClock(clock), factory);
     }
 
+    /**
+     * How long rows are kept before {@link InboxRetention#purge()} may delete them (default 30
+     * days). Set it longer than any sender resends: the inbox cannot recognise an id it forgot.
+     */
+    public InboxBuilder<I> retention(Duration retention) {
+        return new InboxBuilder<>(settings.withRetention(retention), factory);
+    }
+
+    /**
+     * How far the clocks of senders that stamp origin times may run ahead of this inbox's clock
+     * (default 10 minutes); widens the window in which old messages are refused as stale.
+     */
+    public InboxBuilder<I> clockSkewMargin(Duration clockSkewMargin) {
+        return new InboxBuilder<>(settings.withClockSkewMargin(clockSkewMargin), factory);
+    }
+
+    /**
+     * The oldest origin time, relative to now, that senders still resend (their give-up age). When
+     * set, {@link #build()} refuses a retention shorter than it plus the skew margin.
+     */
+    public InboxBuilder<I> senderMaxResendAge(Duration senderMaxResendAge) {
+        return new InboxBuilder<>(settings.withSenderMaxResendAge(Optional.of(senderMaxResendAge)), factory);
+    }
+
     /** The settings so far. */
     public InboxSettings settings() {
         return settings;
@@ -72,9 +97,10 @@ public final class InboxBuilder<I extends Inbox<?>> {
     /**
      * Opens the inbox, creating its schema if the database has none yet.
      *
+     * @throws IllegalArgumentException if the retention does not cover the senders' resend age
      * @throws InboxStorageException if the database cannot be opened or holds a newer schema
      */
     public I build() {
-        return factory.apply(settings);
+        return factory.apply(settings.requireRetentionCoversResends());
     }
 }

@@ -3,6 +3,7 @@ package dev.idempotent.inbox;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -16,6 +17,10 @@ import java.util.regex.Pattern;
  * @param contentStorage whether content is kept beside its fingerprint
  * @param listener observes every call
  * @param clock the source of receive times
+ * @param retention how long rows are kept before {@link InboxRetention#purge()} may delete them
+ * @param clockSkewMargin how far senders' clocks may run ahead of this inbox's clock
+ * @param senderMaxResendAge the oldest origin time a sender still resends, when known; the
+ *     retention must cover it plus the skew margin
  */
 public record InboxSettings(
         String name,
@@ -23,7 +28,10 @@ public record InboxSettings(
         int maxContentBytes,
         ContentStorage contentStorage,
         InboxListener listener,
-        Clock clock) {
+        Clock clock,
+        Duration retention,
+        Duration clockSkewMargin,
+        Optional<Duration> senderMaxResendAge) {
 
     /** {@value}: the name of an inbox that was given none. */
     public static final String DEFAULT_NAME = "default";
@@ -35,6 +43,12 @@ public record InboxSettings(
     public static final int MAX_CONTENT_BYTES_LIMIT = 16 << 20;
     /** The longest busy timeout: one hour; a longer wait is a hang, not a timeout. */
     public static final Duration MAX_BUSY_TIMEOUT = Duration.ofHours(1);
+    /** 30 days: longer than the resend windows of common brokers and retry policies. */
+    public static final Duration DEFAULT_RETENTION = Duration.ofDays(30);
+    /** 10 minutes. */
+    public static final Duration DEFAULT_CLOCK_SKEW_MARGIN = Duration.ofMinutes(10);
+    /** The largest skew margin: one day; clocks further apart than that need fixing first. */
+    public static final Duration MAX_CLOCK_SKEW_MARGIN = Duration.ofDays(1);
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,63}");
 
@@ -56,9 +70,45 @@ public record InboxSettings(
         Objects.requireNonNull(contentStorage, "contentStorage");
         Objects.requireNonNull(listener, "listener");
         Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(clockSkewMargin, "clockSkewMargin");
+        if (clockSkewMargin.isNegative() || clockSkewMargin.compareTo(MAX_CLOCK_SKEW_MARGIN) > 0) {
+            throw new IllegalArgumentException("clockSkewMargin must be from 0 to 1 day, was " + clockSkewMargin);
+        }
+        Objects.requireNonNull(retention, "retention");
+        if (retention.compareTo(clockSkewMargin) <= 0) {
+            throw new IllegalArgumentException(
+                    "retention must be longer than clockSkewMargin (" + clockSkewMargin + "), was " + retention);
+        }
+        Objects.requireNonNull(senderMaxResendAge, "senderMaxResendAge");
+        senderMaxResendAge.ifPresent(age -> {
+            if (age.isNegative() || age.isZero()) {
+                throw new IllegalArgumentException("senderMaxResendAge must be positive, was " + age);
+            }
+        });
     }
 
-    /** The defaults: name {@code default}, 5 s busy timeout, 1 MiB content, fingerprints only. */
+    /**
+     * Refuses a retention that does not cover the senders' resend window: a resend whose earlier
+     * delivery was already purged would otherwise be refused as stale, or, without an origin time,
+     * applied a second time. Called by {@link InboxBuilder#build()}, once all settings are known.
+     *
+     * @throws IllegalArgumentException if {@code retention < senderMaxResendAge + clockSkewMargin}
+     */
+    public InboxSettings requireRetentionCoversResends() {
+        senderMaxResendAge.ifPresent(age -> {
+            if (retention.compareTo(age.plus(clockSkewMargin)) < 0) {
+                throw new IllegalArgumentException("retention (" + retention + ") must be at least senderMaxResendAge ("
+                        + age + ") plus clockSkewMargin (" + clockSkewMargin + "), or resends of purged ids would be"
+                        + " refused as stale");
+            }
+        });
+        return this;
+    }
+
+    /**
+     * The defaults: name {@code default}, 5 s busy timeout, 1 MiB content, fingerprints only, 30
+     * days retention, 10 minutes clock skew margin, no known sender resend age.
+     */
     public static InboxSettings defaults() {
         return new InboxSettings(
                 DEFAULT_NAME,
@@ -66,30 +116,45 @@ public record InboxSettings(
                 DEFAULT_MAX_CONTENT_BYTES,
                 ContentStorage.FINGERPRINT_ONLY,
                 InboxListener.NONE,
-                Clock.systemUTC());
+                Clock.systemUTC(),
+                DEFAULT_RETENTION,
+                DEFAULT_CLOCK_SKEW_MARGIN,
+                Optional.empty());
     }
 
     public InboxSettings withName(String name) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
     }
 
     public InboxSettings withBusyTimeout(Duration busyTimeout) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
     }
 
     public InboxSettings withMaxContentBytes(int maxContentBytes) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
     }
 
     public InboxSettings withContentStorage(ContentStorage contentStorage) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
     }
 
     public InboxSettings withListener(InboxListener listener) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
     }
 
     public InboxSettings withClock(Clock clock) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+    }
+
+    public InboxSettings withRetention(Duration retention) {
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+    }
+
+    public InboxSettings withClockSkewMargin(Duration clockSkewMargin) {
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+    }
+
+    public InboxSettings withSenderMaxResendAge(Optional<Duration> senderMaxResendAge) {
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
     }
 }

@@ -9,14 +9,15 @@ package dev.idempotent.inbox;
  * @param duplicates calls that found the id with the same content
  * @param conflicts calls that found the id with different content
  * @param invalid calls refused for a bad id or content
+ * @param stale calls refused because their origin time is older than what the inbox still remembers
  * @param busy calls that did not obtain the write lock in time
  * @param failed calls that ended with any other exception: the effect's, or the database's
  */
-public record InboxStats(long applied, long duplicates, long conflicts, long invalid, long busy, long failed) {
+public record InboxStats(long applied, long duplicates, long conflicts, long invalid, long stale, long busy, long failed) {
 
     /** Every call to {@code apply}: always the sum of the other counters. */
     public long attempts() {
-        return applied + duplicates + conflicts + invalid + busy + failed;
+        return applied + duplicates + conflicts + invalid + stale + busy + failed;
     }
 
     /** Calls that may be acknowledged: applied plus duplicates. */

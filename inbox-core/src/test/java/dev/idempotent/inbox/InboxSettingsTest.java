@@ -44,6 +44,21 @@ class InboxSettingsTest {
     }
 
     @Test
+    void retentionMustCoverTheSendersResendAgePlusTheSkewMargin() {
+        InboxBuilder<Inbox<Void>> covering = builder.retention(Duration.ofDays(8))
+                .clockSkewMargin(Duration.ofHours(1))
+                .senderMaxResendAge(Duration.ofDays(7));
+        assertEquals(Duration.ofDays(8), covering.settings().requireRetentionCoversResends().retention());
+
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> covering.retention(Duration.ofDays(7)).build());
+        assertTrue(refused.getMessage().startsWith("retention"), refused.getMessage());
+        refusedNaming("retention", () -> builder.clockSkewMargin(Duration.ofDays(1)).retention(Duration.ofHours(1)));
+        refusedNaming("clockSkewMargin", () -> builder.clockSkewMargin(Duration.ofDays(2)));
+        refusedNaming("senderMaxResendAge", () -> builder.senderMaxResendAge(Duration.ZERO));
+    }
+
+    @Test
     void builderIsImmutable() {
         InboxBuilder<Inbox<Void>> named = builder.name("receipts");
 
@@ -54,9 +69,9 @@ class InboxSettingsTest {
 
     @Test
     void statsAttemptsIsTheSumOfTheOutcomes() {
-        InboxStats stats = new InboxStats(1, 2, 3, 4, 5, 6);
+        InboxStats stats = new InboxStats(1, 2, 3, 4, 5, 6, 7);
 
-        assertEquals(21, stats.attempts());
+        assertEquals(28, stats.attempts());
         assertEquals(3, stats.accepted());
     }
 }

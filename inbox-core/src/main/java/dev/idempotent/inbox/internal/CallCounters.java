@@ -10,6 +10,7 @@ public final class CallCounters {
     private final LongAdder duplicates = new LongAdder();
     private final LongAdder conflicts = new LongAdder();
     private final LongAdder invalid = new LongAdder();
+    private final LongAdder stale = new LongAdder();
     private final LongAdder busy = new LongAdder();
     private final LongAdder failed = new LongAdder();
 
@@ -29,6 +30,10 @@ public final class CallCounters {
         invalid.increment();
     }
 
+    public void stale() {
+        stale.increment();
+    }
+
     public void busy() {
         busy.increment();
     }
@@ -39,6 +44,6 @@ public final class CallCounters {
 
     public InboxStats snapshot() {
         return new InboxStats(
-                applied.sum(), duplicates.sum(), conflicts.sum(), invalid.sum(), busy.sum(), failed.sum());
+                applied.sum(), duplicates.sum(), conflicts.sum(), invalid.sum(), stale.sum(), busy.sum(), failed.sum());
     }
 }

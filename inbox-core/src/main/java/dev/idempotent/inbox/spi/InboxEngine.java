@@ -15,6 +15,7 @@ import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.Phase;
+import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.internal.CallCounters;
 import dev.idempotent.inbox.internal.FingerprintEncoding;
 import dev.idempotent.inbox.internal.MessageValidation;
@@ -56,7 +57,8 @@ public final class InboxEngine<H> implements Inbox<H> {
     }
 
     @Override
-    public <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<H, R, X> effect) throws X {
+    public <R, X extends Exception> Outcome<R> apply(
+            String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
         checkOpen();
         long started = System.nanoTime();
@@ -71,7 +73,7 @@ public final class InboxEngine<H> implements Inbox<H> {
         }
         Outcome<R> outcome;
         try {
-            outcome = applyInTransaction(id, content, effect);
+            outcome = applyInTransaction(id, content, originTime, effect);
         } catch (Throwable failure) {
             countFailure(id, failure);
             notifyFailure(id, failure, started);
@@ -85,8 +87,8 @@ public final class InboxEngine<H> implements Inbox<H> {
         return outcome;
     }
 
-    private <R, X extends Exception> Outcome<R> applyInTransaction(String id, Content content, Effect<H, R, X> effect)
-            throws X {
+    private <R, X extends Exception> Outcome<R> applyInTransaction(
+            String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         Fingerprint fingerprint = content.fingerprint();
         Content kept = settings.contentStorage() == ContentStorage.FULL_CONTENT ? content : null;
         StoreTransaction<H> tx = store.begin();
@@ -99,6 +101,9 @@ public final class InboxEngine<H> implements Inbox<H> {
                 tx.rollback();
                 return judge(id, stored.get(), content);
             }
+            if (originTime != null) {
+                refuseIfStale(tx, id, originTime);
+            }
             settings.listener().onPhase(settings.name(), id, Phase.RECORDED);
             R result = effect.apply(tx.handle());
             settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
@@ -107,6 +112,21 @@ public final class InboxEngine<H> implements Inbox<H> {
         } catch (Throwable failure) {
             rollbackAfter(tx, failure);
             throw failure;
+        }
+    }
+
+    /**
+     * An earlier delivery of this business was received no earlier than {@code originTime - skew}
+     * (the sender's clock may run ahead of ours by up to the margin). If that can be before the
+     * horizon, its row may be purged, and the id's absence proves nothing.
+     */
+    private void refuseIfStale(StoreTransaction<H> tx, String id, Instant originTime) {
+        Optional<Instant> horizon = tx.horizon(settings.name());
+        if (horizon.isPresent() && originTime.minus(settings.clockSkewMargin()).isBefore(horizon.get())) {
+            throw new StaleMessageException(id, originTime, horizon.get(), "id '" + id + "' originated at "
+                    + originTime + ", too close to the inbox's horizon " + horizon.get() + " (skew margin "
+                    + settings.clockSkewMargin() + "): an earlier delivery may have been purged, so it is not"
+                    + " applied; nothing was written");
         }
     }
 
@@ -151,6 +171,11 @@ public final class InboxEngine<H> implements Inbox<H> {
         return counters.snapshot();
     }
 
+    /** Messages refused as stale by this instance, for {@link InboxPurger}'s status. */
+    long staleRefusals() {
+        return counters.snapshot().stale();
+    }
+
     /** The settings this inbox was built with. */
     public InboxSettings settings() {
         return settings;
@@ -185,7 +210,10 @@ public final class InboxEngine<H> implements Inbox<H> {
     }
 
     private void countFailure(String id, Throwable failure) {
-        if (failure instanceof InboxBusyException) {
+        if (failure instanceof StaleMessageException) {
+            counters.stale();
+            log.warn("inbox={} id={} outcome=stale: {}", settings.name(), id, failure.getMessage());
+        } else if (failure instanceof InboxBusyException) {
             counters.busy();
             log.warn("inbox={} id={} outcome=busy: {}", settings.name(), id, failure.getMessage());
         } else if (failure instanceof InboxException) {

@@ -31,6 +31,14 @@ public interface StoreTransaction<H> {
     Optional<InboxRecord> claim(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt);
 
     /**
+     * The committed horizon of inbox {@code inbox}: the receive time before which its rows may have
+     * been purged. A store that never purges has none.
+     */
+    default Optional<Instant> horizon(String inbox) {
+        return Optional.empty();
+    }
+
+    /**
      * Commits. On an exception the transaction may still be open: the caller then calls
      * {@link #rollback()}.
      *

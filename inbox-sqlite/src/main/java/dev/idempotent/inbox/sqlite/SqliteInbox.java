@@ -5,11 +5,14 @@ import dev.idempotent.inbox.Effect;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.spi.InboxEngine;
+import dev.idempotent.inbox.spi.InboxPurger;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import org.jdbi.v3.core.Handle;
@@ -44,9 +47,13 @@ public final class SqliteInbox implements Inbox<Handle> {
     private final Jdbi jdbi;
     private final InboxEngine<Handle> engine;
 
+    private final InboxRetention retention;
+
     private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
         this.jdbi = jdbi;
-        this.engine = new InboxEngine<>(settings, new SqliteStore(jdbi, settings.busyTimeout()));
+        SqliteStore store = new SqliteStore(jdbi, settings.busyTimeout());
+        this.engine = new InboxEngine<>(settings, store);
+        this.retention = new InboxPurger(engine, store);
     }
 
     /**
@@ -96,9 +103,14 @@ public final class SqliteInbox implements Inbox<Handle> {
     }
 
     @Override
-    public <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<Handle, R, X> effect)
-            throws X {
-        return engine.apply(id, content, effect);
+    public <R, X extends Exception> Outcome<R> apply(
+            String id, Content content, Instant originTime, Effect<Handle, R, X> effect) throws X {
+        return engine.apply(id, content, originTime, effect);
+    }
+
+    /** Purging old rows, the persisted horizon, and their status. */
+    public InboxRetention retention() {
+        return retention;
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
 import dev.idempotent.inbox.spi.InboxStore;
+import dev.idempotent.inbox.spi.RetentionStore;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,7 +40,7 @@ import org.jdbi.v3.core.statement.StatementContext;
  * {@code commit()} at once begins the next {@code IMMEDIATE} transaction, so an idle connection
  * would keep the write lock and starve every other writer.
  */
-final class SqliteStore implements InboxStore<Handle> {
+final class SqliteStore implements InboxStore<Handle>, RetentionStore {
 
     static final int SCHEMA_VERSION = 1;
 
@@ -53,6 +54,14 @@ final class SqliteStore implements InboxStore<Handle> {
             SELECT inbox, id, fingerprint_algorithm, content_type, content_type_version, fingerprint, content,
                    received_at
             FROM inbox_message WHERE inbox = :inbox AND id = :id""";
+
+    private static final String RAISE_HORIZON = """
+            INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)
+            ON CONFLICT (inbox) DO UPDATE SET horizon = max(horizon, excluded.horizon)""";
+
+    private static final String DELETE_OLDEST = """
+            DELETE FROM inbox_message WHERE inbox = ? AND id IN (
+                SELECT id FROM inbox_message WHERE inbox = ? AND received_at < ? ORDER BY received_at LIMIT ?)""";
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
@@ -76,6 +85,10 @@ final class SqliteStore implements InboxStore<Handle> {
 
     @Override
     public StoreTransaction<Handle> begin() {
+        return beginTransaction();
+    }
+
+    private SqliteTransaction beginTransaction() {
         if (writeLock.isHeldByCurrentThread()) {
             throw new InboxException("apply was called from inside an effect of the same inbox; its transaction"
                     + " would silently join the open one and BEGIN IMMEDIATE would never run");
@@ -105,11 +118,55 @@ final class SqliteStore implements InboxStore<Handle> {
 
     @Override
     public Optional<InboxRecord> find(String inbox, String id) {
+        return read(handle -> select(handle, inbox, id), "reading the inbox record");
+    }
+
+    @Override
+    public int purgeBatch(String inbox, Instant cutoff, int limit) {
+        SqliteTransaction tx = beginTransaction();
         try {
-            return jdbi.withHandle(handle -> select(handle, inbox, id));
-        } catch (JdbiException e) {
-            throw SqliteErrors.translate(e, "reading the inbox record");
+            tx.handle.execute(RAISE_HORIZON, inbox, cutoff.toEpochMilli());
+            int deleted = tx.handle.execute(DELETE_OLDEST, inbox, inbox, cutoff.toEpochMilli(), limit);
+            tx.commit();
+            return deleted;
+        } catch (RuntimeException e) {
+            try {
+                tx.rollback();
+            } catch (RuntimeException rollbackFailure) {
+                e.addSuppressed(rollbackFailure);
+            }
+            throw e instanceof JdbiException jdbiFailure ? SqliteErrors.translate(jdbiFailure, "purging") : e;
         }
+    }
+
+    @Override
+    public Optional<Instant> horizon(String inbox) {
+        return read(handle -> horizon(handle, inbox), "reading the horizon");
+    }
+
+    @Override
+    public Optional<Instant> oldestReceivedAt(String inbox) {
+        return read(handle -> handle.createQuery("SELECT MIN(received_at) FROM inbox_message WHERE inbox = ?")
+                .bind(0, inbox)
+                .mapTo(Long.class)
+                .findOne()
+                .map(Instant::ofEpochMilli), "reading the oldest row");
+    }
+
+    private <T> T read(org.jdbi.v3.core.HandleCallback<T, RuntimeException> query, String doing) {
+        try {
+            return jdbi.withHandle(query);
+        } catch (JdbiException e) {
+            throw SqliteErrors.translate(e, doing);
+        }
+    }
+
+    private static Optional<Instant> horizon(Handle handle, String inbox) {
+        return handle.createQuery("SELECT horizon FROM inbox_horizon WHERE inbox = ?")
+                .bind(0, inbox)
+                .mapTo(Long.class)
+                .findOne()
+                .map(Instant::ofEpochMilli);
     }
 
     @Override
@@ -287,6 +344,15 @@ final class SqliteStore implements InboxStore<Handle> {
                         "the claim of id '" + id + "' found a conflicting row that then could not be read", null)));
             } catch (JdbiException e) {
                 throw SqliteErrors.translate(e, "claiming the id");
+            }
+        }
+
+        @Override
+        public Optional<Instant> horizon(String inbox) {
+            try {
+                return SqliteStore.horizon(handle, inbox);
+            } catch (JdbiException e) {
+                throw SqliteErrors.translate(e, "reading the horizon");
             }
         }
 

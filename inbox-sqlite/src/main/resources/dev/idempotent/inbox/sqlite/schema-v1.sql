@@ -13,3 +13,12 @@ CREATE TABLE IF NOT EXISTS inbox_message (
     received_at           INTEGER NOT NULL,  -- first receive time, epoch milliseconds UTC
     PRIMARY KEY (inbox, id)
 ) WITHOUT ROWID;
+
+-- Lets a purge find the oldest rows of one inbox without scanning the table.
+CREATE INDEX IF NOT EXISTS inbox_message_received ON inbox_message (inbox, received_at);
+
+-- Per inbox, the receive time before which rows may have been purged. Only ever raised.
+CREATE TABLE IF NOT EXISTS inbox_horizon (
+    inbox   TEXT    NOT NULL PRIMARY KEY,
+    horizon INTEGER NOT NULL               -- epoch milliseconds UTC
+) WITHOUT ROWID;

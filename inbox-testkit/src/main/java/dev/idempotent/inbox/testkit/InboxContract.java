@@ -93,6 +93,17 @@ public abstract class InboxContract {
         return Stock.inboxRows(fixture.jdbi(), inbox.name());
     }
 
+    /** Compares the counters one by one, and checks that attempts is their sum. */
+    private static void assertStats(
+            Inbox<Handle> inbox, long applied, long duplicates, long conflicts, long invalid, long busy, long failed) {
+        InboxStats stats = inbox.stats();
+        assertEquals(List.of(applied, duplicates, conflicts, invalid, busy, failed),
+                List.of(stats.applied(), stats.duplicates(), stats.conflicts(), stats.invalid(), stats.busy(),
+                        stats.failed()),
+                "applied, duplicates, conflicts, invalid, busy, failed");
+        assertEquals(applied + duplicates + conflicts + invalid + busy + failed, stats.attempts());
+    }
+
     @Test
     void seedTableRowByRow() {
         Inbox<Handle> inbox = inbox();
@@ -125,7 +136,7 @@ public abstract class InboxContract {
         assertEquals(14, stock.total());
 
         assertEquals(2, effects.get());
-        assertEquals(new InboxStats(2, 1, 1, 0, 0, 0), inbox.stats());
+        assertStats(inbox, 2, 1, 1, 0, 0, 0);
         assertEquals(4, inbox.stats().attempts());
     }
 
@@ -196,7 +207,7 @@ public abstract class InboxContract {
         assertTrue(inbox.find("snack-7").isEmpty());
         assertInstanceOf(Outcome.Applied.class, receive(inbox, "snack-7", 7), "a retry applies");
         assertEquals(7, stock.total());
-        assertEquals(new InboxStats(1, 0, 0, 0, 0, 1), inbox.stats());
+        assertStats(inbox, 1, 0, 0, 0, 0, 1);
     }
 
     @Test
@@ -266,7 +277,7 @@ public abstract class InboxContract {
         assertEquals(0, rows(inbox));
         assertInstanceOf(Outcome.Applied.class, receive(inbox, "snack-7", 7));
         assertEquals(7, stock.total());
-        assertEquals(new InboxStats(1, 0, 0, 0, 1, 0), inbox.stats());
+        assertStats(inbox, 1, 0, 0, 0, 1, 0);
     }
 
     static Stream<Arguments> badIds() {
@@ -295,7 +306,7 @@ public abstract class InboxContract {
         assertEquals(0, effects.get());
         assertEquals(0, stock.total());
         assertEquals(0, rows(inbox));
-        assertEquals(new InboxStats(0, 0, 0, 1, 0, 0), inbox.stats());
+        assertStats(inbox, 0, 0, 0, 1, 0, 0);
     }
 
     @Test

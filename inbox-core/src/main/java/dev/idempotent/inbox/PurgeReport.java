@@ -1,0 +1,18 @@
+package dev.idempotent.inbox;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * What one {@link InboxRetention#purge()} did.
+ *
+ * @param rowsPurged rows deleted by this purge
+ * @param batches the short transactions it took
+ * @param horizon the inbox's horizon afterwards: rows received before it may be gone
+ */
+public record PurgeReport(long rowsPurged, int batches, Instant horizon) {
+
+    public PurgeReport {
+        Objects.requireNonNull(horizon, "horizon");
+    }
+}
