@@ -1,6 +1,7 @@
 package dev.idempotent.inbox;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -72,6 +73,22 @@ public interface Inbox<H> extends AutoCloseable {
      */
     <R, X extends Exception> Outcome<R> apply(String id, Content content, Instant originTime, Effect<H, R, X> effect)
             throws X;
+
+    /**
+     * Applies a batch in one transaction, one outcome per message, in order: for consumers that
+     * receive batches (a broker poll, a file). Each message is claimed and its effect run inside a
+     * savepoint of its own, so a message whose effect throws (or whose id or content is invalid,
+     * or which is stale) is rolled back alone and reported in its {@link MessageResult}; the others
+     * commit together. A message repeated within the batch is a duplicate (or conflict) of its
+     * first occurrence.
+     *
+     * @return one result per message, in the order given, after the commit that holds them
+     * @throws InboxBusyException, InboxStorageException, OutcomeUnknownException when the
+     *     transaction as a whole failed: then nothing of the batch was applied (or, for an unknown
+     *     outcome, nothing is known)
+     */
+    <R, X extends Exception> List<MessageResult<R>> applyAll(
+            List<Message> messages, MessageEffect<H, R, X> effect);
 
     /**
      * Looks up what this inbox recorded for {@code id}, for support staff and audits. Reads

@@ -89,6 +89,22 @@ public final class InboxBuilder<I extends Inbox<?>> {
         return new InboxBuilder<>(settings.withSenderMaxResendAge(Optional.of(senderMaxResendAge)), factory);
     }
 
+    /**
+     * The most messages of concurrent callers committed in one transaction (default 100), for
+     * adapters with a single writer such as SQLite. One commit, one disk sync, serves them all.
+     */
+    public InboxBuilder<I> maxGroupSize(int maxGroupSize) {
+        return new InboxBuilder<>(settings.withMaxGroupSize(maxGroupSize), factory);
+    }
+
+    /**
+     * How long a group waits for more callers before it commits (default zero: commit whatever is
+     * queued at once, so a lone caller never waits).
+     */
+    public InboxBuilder<I> maxGroupWait(Duration maxGroupWait) {
+        return new InboxBuilder<>(settings.withMaxGroupWait(maxGroupWait), factory);
+    }
+
     /** The settings so far. */
     public InboxSettings settings() {
         return settings;

@@ -21,6 +21,10 @@ import java.util.regex.Pattern;
  * @param clockSkewMargin how far senders' clocks may run ahead of this inbox's clock
  * @param senderMaxResendAge the oldest origin time a sender still resends, when known; the
  *     retention must cover it plus the skew margin
+ * @param maxGroupSize the most messages of concurrent callers committed in one transaction, for
+ *     adapters with a single writer
+ * @param maxGroupWait how long a group waits for more callers before it commits; zero commits
+ *     whatever is queued at once, so a lone caller never waits
  */
 public record InboxSettings(
         String name,
@@ -31,7 +35,9 @@ public record InboxSettings(
         Clock clock,
         Duration retention,
         Duration clockSkewMargin,
-        Optional<Duration> senderMaxResendAge) {
+        Optional<Duration> senderMaxResendAge,
+        int maxGroupSize,
+        Duration maxGroupWait) {
 
     /** {@value}: the name of an inbox that was given none. */
     public static final String DEFAULT_NAME = "default";
@@ -49,6 +55,13 @@ public record InboxSettings(
     public static final Duration DEFAULT_CLOCK_SKEW_MARGIN = Duration.ofMinutes(10);
     /** The largest skew margin: one day; clocks further apart than that need fixing first. */
     public static final Duration MAX_CLOCK_SKEW_MARGIN = Duration.ofDays(1);
+
+    /** 100 messages. */
+    public static final int DEFAULT_MAX_GROUP_SIZE = 100;
+    /** The largest group: {@value} messages. */
+    public static final int MAX_GROUP_SIZE_LIMIT = 10_000;
+    /** The longest group wait: one second. */
+    public static final Duration MAX_GROUP_WAIT = Duration.ofSeconds(1);
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,63}");
 
@@ -79,6 +92,14 @@ public record InboxSettings(
             throw new IllegalArgumentException(
                     "retention must be longer than clockSkewMargin (" + clockSkewMargin + "), was " + retention);
         }
+        if (maxGroupSize < 1 || maxGroupSize > MAX_GROUP_SIZE_LIMIT) {
+            throw new IllegalArgumentException(
+                    "maxGroupSize must be from 1 to " + MAX_GROUP_SIZE_LIMIT + ", was " + maxGroupSize);
+        }
+        Objects.requireNonNull(maxGroupWait, "maxGroupWait");
+        if (maxGroupWait.isNegative() || maxGroupWait.compareTo(MAX_GROUP_WAIT) > 0) {
+            throw new IllegalArgumentException("maxGroupWait must be from 0 to 1 second, was " + maxGroupWait);
+        }
         Objects.requireNonNull(senderMaxResendAge, "senderMaxResendAge");
         senderMaxResendAge.ifPresent(age -> {
             if (age.isNegative() || age.isZero()) {
@@ -107,7 +128,8 @@ public record InboxSettings(
 
     /**
      * The defaults: name {@code default}, 5 s busy timeout, 1 MiB content, fingerprints only, 30
-     * days retention, 10 minutes clock skew margin, no known sender resend age.
+     * days retention, 10 minutes clock skew margin, no known sender resend age, groups of up to 100
+     * messages committed without waiting.
      */
     public static InboxSettings defaults() {
         return new InboxSettings(
@@ -119,42 +141,52 @@ public record InboxSettings(
                 Clock.systemUTC(),
                 DEFAULT_RETENTION,
                 DEFAULT_CLOCK_SKEW_MARGIN,
-                Optional.empty());
+                Optional.empty(),
+                DEFAULT_MAX_GROUP_SIZE,
+                Duration.ZERO);
     }
 
     public InboxSettings withName(String name) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withBusyTimeout(Duration busyTimeout) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withMaxContentBytes(int maxContentBytes) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withContentStorage(ContentStorage contentStorage) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withListener(InboxListener listener) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withClock(Clock clock) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withRetention(Duration retention) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withClockSkewMargin(Duration clockSkewMargin) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
     public InboxSettings withSenderMaxResendAge(Optional<Duration> senderMaxResendAge) {
-        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge);
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
+    }
+
+    public InboxSettings withMaxGroupSize(int maxGroupSize) {
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
+    }
+
+    public InboxSettings withMaxGroupWait(Duration maxGroupWait) {
+        return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 }

@@ -13,15 +13,24 @@ import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InvalidMessageException;
+import dev.idempotent.inbox.Message;
+import dev.idempotent.inbox.MessageEffect;
+import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.Phase;
 import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.internal.CallCounters;
+import dev.idempotent.inbox.internal.Exceptions;
 import dev.idempotent.inbox.internal.FingerprintEncoding;
+import dev.idempotent.inbox.internal.GroupCommit;
 import dev.idempotent.inbox.internal.MessageValidation;
+import dev.idempotent.inbox.internal.SerialTransactions;
+import dev.idempotent.inbox.internal.TransactionRunner;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,16 +53,36 @@ public final class InboxEngine<H> implements Inbox<H> {
 
     private final InboxSettings settings;
     private final InboxStore<H> store;
+    private final TransactionRunner<H> transactions;
     private final CallCounters counters = new CallCounters();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
+     * An engine that runs each call in a transaction of its own on the calling thread, for stores
+     * whose writers run in parallel (PostgreSQL).
+     *
      * @param settings validated settings, as {@link dev.idempotent.inbox.InboxBuilder} made them
      * @param store the adapter's storage; closed with this engine
      */
     public InboxEngine(InboxSettings settings, InboxStore<H> store) {
+        this(settings, store, new SerialTransactions<>(store));
+    }
+
+    private InboxEngine(InboxSettings settings, InboxStore<H> store, TransactionRunner<H> transactions) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.store = Objects.requireNonNull(store, "store");
+        this.transactions = transactions;
+    }
+
+    /**
+     * An engine with a fair single writer and group commit, for stores that admit one writer at a
+     * time (SQLite): concurrent calls are queued in arrival order and committed in groups of up to
+     * {@link InboxSettings#maxGroupSize()}, each message in a savepoint of its own. Effects may
+     * then run on another caller's thread.
+     */
+    public static <H> InboxEngine<H> withGroupCommit(InboxSettings settings, InboxStore<H> store) {
+        return new InboxEngine<>(settings, store,
+                new GroupCommit<>(store, settings.busyTimeout(), settings.maxGroupSize(), settings.maxGroupWait()));
     }
 
     @Override
@@ -62,6 +91,95 @@ public final class InboxEngine<H> implements Inbox<H> {
         Objects.requireNonNull(effect, "effect");
         checkOpen();
         long started = System.nanoTime();
+        validate(id, content, started);
+        Outcome<R> outcome;
+        try {
+            outcome = transactions.run(tx -> applyWithin(tx, id, content, originTime, effect));
+        } catch (Exception failure) {
+            countFailure(id, failure);
+            notifyFailure(id, failure, started);
+            throw Exceptions.<X>asThrownBy(failure);
+        } catch (Error failure) {
+            countFailure(id, failure);
+            notifyFailure(id, failure, started);
+            throw failure;
+        }
+        committed(outcome, started);
+        return outcome;
+    }
+
+    @Override
+    public <R, X extends Exception> List<MessageResult<R>> applyAll(
+            List<Message> messages, MessageEffect<H, R, X> effect) {
+        Objects.requireNonNull(messages, "messages");
+        Objects.requireNonNull(effect, "effect");
+        checkOpen();
+        long started = System.nanoTime();
+        List<Message> batch = List.copyOf(messages);
+        List<MessageResult<R>> results;
+        try {
+            results = transactions.run(tx -> {
+                List<MessageResult<R>> judged = new ArrayList<>(batch.size());
+                for (Message message : batch) {
+                    judged.add(applyInSavepoint(tx, message, effect, started));
+                }
+                return judged;
+            });
+        } catch (Exception | Error failure) {
+            for (Message message : batch) {
+                if (isValid(message)) { // invalid ones were counted as such already
+                    countFailure(message.id(), failure);
+                    notifyFailure(message.id(), failure, started);
+                }
+            }
+            if (failure instanceof Error error) {
+                throw error;
+            }
+            throw Exceptions.unchecked((Exception) failure);
+        }
+        for (MessageResult<R> result : results) {
+            result.outcome().ifPresentOrElse(outcome -> committed(outcome, started), () -> {
+                Exception failure = result.failure().orElseThrow();
+                if (!(failure instanceof InvalidMessageException)) {
+                    countFailure(result.message().id(), failure);
+                    notifyFailure(result.message().id(), failure, started);
+                }
+            });
+        }
+        return results;
+    }
+
+    private <R, X extends Exception> MessageResult<R> applyInSavepoint(
+            StoreTransaction<H> tx, Message message, MessageEffect<H, R, X> effect, long started) {
+        try {
+            validate(message.id(), message.content(), started);
+        } catch (InvalidMessageException e) {
+            return MessageResult.failed(message, e);
+        }
+        tx.savepoint();
+        try {
+            Outcome<R> outcome = applyWithin(tx, message.id(), message.content(), message.originTime(),
+                    handle -> effect.apply(handle, message));
+            tx.releaseSavepoint();
+            return MessageResult.of(message, outcome);
+        } catch (Exception failure) {
+            // If even this fails, the whole transaction is in doubt: it propagates and rolls back.
+            tx.rollbackToSavepoint();
+            return MessageResult.failed(message, failure);
+        }
+    }
+
+    private boolean isValid(Message message) {
+        try {
+            MessageValidation.checkId(message.id());
+            MessageValidation.checkContent(message.content(), settings.maxContentBytes());
+            return true;
+        } catch (InvalidMessageException e) {
+            return false;
+        }
+    }
+
+    private void validate(String id, Content content, long started) {
         try {
             MessageValidation.checkId(id);
             MessageValidation.checkContent(content, settings.maxContentBytes());
@@ -71,48 +189,39 @@ public final class InboxEngine<H> implements Inbox<H> {
             notifyFailure(id, e, started);
             throw e;
         }
-        Outcome<R> outcome;
-        try {
-            outcome = applyInTransaction(id, content, originTime, effect);
-        } catch (Throwable failure) {
-            countFailure(id, failure);
-            notifyFailure(id, failure, started);
-            throw failure;
-        }
+    }
+
+    /** After the commit that holds {@code outcome}: the last phase, counters, logs, listener. */
+    private void committed(Outcome<?> outcome, long started) {
         if (outcome.isNewlyApplied()) {
-            notifyPhase(id, Phase.COMMITTED);
+            notifyPhase(outcome.id(), Phase.COMMITTED);
         }
         countOutcome(outcome);
         notifyOutcome(outcome, started);
-        return outcome;
     }
 
-    private <R, X extends Exception> Outcome<R> applyInTransaction(
-            String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
+    /**
+     * Claims {@code id} in the open transaction and, if the claim is new, runs the effect. Writes
+     * nothing for a duplicate or conflict. The caller commits.
+     */
+    private <R, X extends Exception> Outcome<R> applyWithin(
+            StoreTransaction<H> tx, String id, Content content, Instant originTime, Effect<H, R, X> effect)
+            throws X {
         Fingerprint fingerprint = content.fingerprint();
         Content kept = settings.contentStorage() == ContentStorage.FULL_CONTENT ? content : null;
-        StoreTransaction<H> tx = store.begin();
-        try {
-            // Stored times are millisecond-precise; truncate here so Applied reports what is stored.
-            Instant receivedAt = settings.clock().instant().truncatedTo(ChronoUnit.MILLIS);
-            Optional<InboxRecord> stored = tx.claim(settings.name(), id, fingerprint, kept, receivedAt);
-            if (stored.isPresent()) {
-                // Nothing was written: rolling back just releases the write lock.
-                tx.rollback();
-                return judge(id, stored.get(), content);
-            }
-            if (originTime != null) {
-                refuseIfStale(tx, id, originTime);
-            }
-            settings.listener().onPhase(settings.name(), id, Phase.RECORDED);
-            R result = effect.apply(tx.handle());
-            settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
-            tx.commit();
-            return new Outcome.Applied<>(id, result, receivedAt);
-        } catch (Throwable failure) {
-            rollbackAfter(tx, failure);
-            throw failure;
+        // Stored times are millisecond-precise; truncate here so Applied reports what is stored.
+        Instant receivedAt = settings.clock().instant().truncatedTo(ChronoUnit.MILLIS);
+        Optional<InboxRecord> stored = tx.claim(settings.name(), id, fingerprint, kept, receivedAt);
+        if (stored.isPresent()) {
+            return judge(id, stored.get(), content);
         }
+        if (originTime != null) {
+            refuseIfStale(tx, id, originTime);
+        }
+        settings.listener().onPhase(settings.name(), id, Phase.RECORDED);
+        R result = effect.apply(tx.handle());
+        settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
+        return new Outcome.Applied<>(id, result, receivedAt);
     }
 
     /**
@@ -144,14 +253,6 @@ public final class InboxEngine<H> implements Inbox<H> {
             return new Outcome.Duplicate<>(id, stored.firstReceivedAt(), storedPrint);
         }
         return new Outcome.Conflict<>(id, stored.firstReceivedAt(), storedPrint, offered.fingerprint());
-    }
-
-    private static void rollbackAfter(StoreTransaction<?> tx, Throwable failure) {
-        try {
-            tx.rollback();
-        } catch (RuntimeException | Error rollbackFailure) {
-            failure.addSuppressed(rollbackFailure);
-        }
     }
 
     @Override

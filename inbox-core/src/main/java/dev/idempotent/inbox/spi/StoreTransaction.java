@@ -39,6 +39,23 @@ public interface StoreTransaction<H> {
     }
 
     /**
+     * Starts a nested unit of work inside the transaction (a SQL {@code SAVEPOINT}), ended by
+     * {@link #releaseSavepoint()} or {@link #rollbackToSavepoint()}. Savepoints may nest.
+     */
+    void savepoint();
+
+    /** Ends the innermost savepoint, keeping its writes in the transaction. */
+    void releaseSavepoint();
+
+    /**
+     * Undoes the writes since the innermost savepoint and ends it; the transaction stays open.
+     *
+     * @throws dev.idempotent.inbox.InboxException if that is impossible (the database already
+     *     rolled the whole transaction back, for instance); the caller then rolls back
+     */
+    void rollbackToSavepoint();
+
+    /**
      * Commits. On an exception the transaction may still be open: the caller then calls
      * {@link #rollback()}.
      *

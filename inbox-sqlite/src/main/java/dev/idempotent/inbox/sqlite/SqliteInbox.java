@@ -8,11 +8,15 @@ import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.InboxStats;
+import dev.idempotent.inbox.Message;
+import dev.idempotent.inbox.MessageEffect;
+import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.spi.InboxEngine;
 import dev.idempotent.inbox.spi.InboxPurger;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.jdbi.v3.core.Handle;
@@ -39,8 +43,12 @@ import org.sqlite.SQLiteDataSource;
  * connection, because an acknowledgement sent after a commit must survive a power loss. It creates
  * its schema on first use and refuses a file whose schema a newer version of the library wrote.
  *
- * <p>Thread-safe. The calls of this process are served in arrival order on one connection; other
- * processes wait in SQLite's busy handler. The busy timeout applies to each of the two waits.
+ * <p>Thread-safe, with a fair single writer and group commit: concurrent calls are queued in
+ * arrival order and committed on one connection in groups (one {@code BEGIN IMMEDIATE}, each
+ * message in a {@code SAVEPOINT} of its own, one {@code COMMIT}, one disk sync), so an effect may
+ * run on another caller's thread; no call returns before the commit that holds its message. A
+ * lone caller runs at once, on its own thread. Other processes wait in SQLite's busy handler. The
+ * busy timeout applies to each of the two waits.
  */
 public final class SqliteInbox implements Inbox<Handle> {
 
@@ -52,7 +60,7 @@ public final class SqliteInbox implements Inbox<Handle> {
     private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
         this.jdbi = jdbi;
         SqliteStore store = new SqliteStore(jdbi, settings.busyTimeout());
-        this.engine = new InboxEngine<>(settings, store);
+        this.engine = InboxEngine.withGroupCommit(settings, store);
         this.retention = new InboxPurger(engine, store);
     }
 
@@ -106,6 +114,12 @@ public final class SqliteInbox implements Inbox<Handle> {
     public <R, X extends Exception> Outcome<R> apply(
             String id, Content content, Instant originTime, Effect<Handle, R, X> effect) throws X {
         return engine.apply(id, content, originTime, effect);
+    }
+
+    @Override
+    public <R, X extends Exception> List<MessageResult<R>> applyAll(
+            List<Message> messages, MessageEffect<Handle, R, X> effect) {
+        return engine.applyAll(messages, effect);
     }
 
     /** Purging old rows, the persisted horizon, and their status. */

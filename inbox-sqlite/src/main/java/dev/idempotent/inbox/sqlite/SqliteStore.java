@@ -348,6 +348,23 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         }
 
         @Override
+        public void savepoint() {
+            execute(handle, "SAVEPOINT inbox_message", "opening a savepoint");
+        }
+
+        @Override
+        public void releaseSavepoint() {
+            execute(handle, "RELEASE inbox_message", "releasing a savepoint");
+        }
+
+        @Override
+        public void rollbackToSavepoint() {
+            // ROLLBACK TO keeps the savepoint open; RELEASE ends it with nothing left in it.
+            execute(handle, "ROLLBACK TO inbox_message", "rolling back to a savepoint");
+            execute(handle, "RELEASE inbox_message", "releasing a savepoint");
+        }
+
+        @Override
         public Optional<Instant> horizon(String inbox) {
             try {
                 return SqliteStore.horizon(handle, inbox);

@@ -149,7 +149,7 @@ class SqliteInboxTest {
             InboxException refused = assertThrows(InboxException.class, () -> inbox.apply("outer", Content.of(1),
                     tx -> inbox.apply("inner", Content.of(2), inner -> null)));
 
-            assertTrue(refused.getMessage().contains("BEGIN IMMEDIATE"), refused.getMessage());
+            assertTrue(refused.getMessage().contains("inside an effect"), refused.getMessage());
             assertEquals(0, rows(file()));
             assertInstanceOf(Outcome.Applied.class, inbox.apply("outer", Content.of(1), tx -> null));
         }
