@@ -91,6 +91,12 @@ public interface Inbox<H> extends AutoCloseable {
             List<Message> messages, MessageEffect<H, R, X> effect);
 
     /**
+     * Purging rows older than the retention, the persisted horizon, and their status; see
+     * {@link InboxRetention}.
+     */
+    InboxRetention retention();
+
+    /**
      * Looks up what this inbox recorded for {@code id}, for support staff and audits. Reads
      * committed data only, outside any write transaction.
      *

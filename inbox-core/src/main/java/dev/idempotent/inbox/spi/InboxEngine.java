@@ -40,14 +40,15 @@ import org.slf4j.LoggerFactory;
 /**
  * The one implementation of {@link Inbox#apply} over any {@link InboxStore}: validation, the
  * claim, the decision between applied, duplicate and conflict, the effect, commit or rollback,
- * counters, listener calls and logs. Adapters wrap it; they do not re-implement it.
+ * counters, listener calls and logs. Adapters wrap it (see {@link EngineBackedInbox}); they do not
+ * re-implement it. Its methods behave as the {@link Inbox} methods of the same name.
  *
  * <p>Logs go to the logger {@code dev.idempotent.inbox.Inbox} and carry the inbox name, the id and
  * the outcome, never the content.
  *
  * @param <H> the transaction handle effects receive
  */
-public final class InboxEngine<H> implements Inbox<H> {
+public final class InboxEngine<H> {
 
     private static final Logger log = LoggerFactory.getLogger(Inbox.class);
 
@@ -85,7 +86,6 @@ public final class InboxEngine<H> implements Inbox<H> {
                 new GroupCommit<>(store, settings.busyTimeout(), settings.maxGroupSize(), settings.maxGroupWait()));
     }
 
-    @Override
     public <R, X extends Exception> Outcome<R> apply(
             String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
@@ -108,7 +108,6 @@ public final class InboxEngine<H> implements Inbox<H> {
         return outcome;
     }
 
-    @Override
     public <R, X extends Exception> List<MessageResult<R>> applyAll(
             List<Message> messages, MessageEffect<H, R, X> effect) {
         Objects.requireNonNull(messages, "messages");
@@ -255,19 +254,16 @@ public final class InboxEngine<H> implements Inbox<H> {
         return new Outcome.Conflict<>(id, stored.firstReceivedAt(), storedPrint, offered.fingerprint());
     }
 
-    @Override
     public Optional<InboxRecord> find(String id) {
         MessageValidation.checkId(id);
         checkOpen();
         return store.find(settings.name(), id);
     }
 
-    @Override
     public String name() {
         return settings.name();
     }
 
-    @Override
     public InboxStats stats() {
         return counters.snapshot();
     }
@@ -282,7 +278,6 @@ public final class InboxEngine<H> implements Inbox<H> {
         return settings;
     }
 
-    @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
             store.close();
@@ -305,8 +300,9 @@ public final class InboxEngine<H> implements Inbox<H> {
         } else {
             counters.conflict();
             Outcome.Conflict<?> conflict = (Outcome.Conflict<?>) outcome;
-            log.warn("inbox={} id={} outcome=conflict stored={} offered={}",
-                    settings.name(), outcome.id(), conflict.stored(), conflict.offered());
+            // Types only: a digest of low-entropy content (a quantity) can be reversed by trying values.
+            log.warn("inbox={} id={} outcome=conflict stored={} offered={}", settings.name(), outcome.id(),
+                    conflict.stored().contentType(), conflict.offered().contentType());
         }
     }
 

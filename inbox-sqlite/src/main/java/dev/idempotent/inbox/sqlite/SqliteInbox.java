@@ -1,24 +1,11 @@
 package dev.idempotent.inbox.sqlite;
 
-import dev.idempotent.inbox.Content;
-import dev.idempotent.inbox.Effect;
-import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
-import dev.idempotent.inbox.InboxRecord;
-import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxSettings;
-import dev.idempotent.inbox.InboxStats;
-import dev.idempotent.inbox.Message;
-import dev.idempotent.inbox.MessageEffect;
-import dev.idempotent.inbox.MessageResult;
-import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.spi.InboxEngine;
-import dev.idempotent.inbox.spi.InboxPurger;
+import dev.idempotent.inbox.spi.EngineBackedInbox;
 import java.nio.file.Path;
-import java.time.Instant;
-import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.sqlite.SQLiteConfig;
@@ -50,18 +37,17 @@ import org.sqlite.SQLiteDataSource;
  * lone caller runs at once, on its own thread. Other processes wait in SQLite's busy handler. The
  * busy timeout applies to each of the two waits.
  */
-public final class SqliteInbox implements Inbox<Handle> {
+public final class SqliteInbox extends EngineBackedInbox<Handle> {
 
     private final Jdbi jdbi;
-    private final InboxEngine<Handle> engine;
 
-    private final InboxRetention retention;
-
-    private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
+    private SqliteInbox(Jdbi jdbi, InboxSettings settings, SqliteStore store) {
+        super(InboxEngine.withGroupCommit(settings, store), store);
         this.jdbi = jdbi;
-        SqliteStore store = new SqliteStore(jdbi, settings.busyTimeout());
-        this.engine = InboxEngine.withGroupCommit(settings, store);
-        this.retention = new InboxPurger(engine, store);
+    }
+
+    private static SqliteInbox open(Jdbi jdbi, InboxSettings settings) {
+        return new SqliteInbox(jdbi, settings, new SqliteStore(jdbi, settings.busyTimeout()));
     }
 
     /**
@@ -81,7 +67,7 @@ public final class SqliteInbox implements Inbox<Handle> {
     /** A builder for an inbox over {@code jdbi}, which must reach a SQLite file. */
     public static InboxBuilder<SqliteInbox> builder(Jdbi jdbi) {
         Objects.requireNonNull(jdbi, "jdbi");
-        return new InboxBuilder<>(settings -> new SqliteInbox(jdbi, settings));
+        return new InboxBuilder<>(settings -> open(jdbi, settings));
     }
 
     /** A builder for an inbox over the SQLite file {@code file}, created if absent. */
@@ -108,47 +94,5 @@ public final class SqliteInbox implements Inbox<Handle> {
     /** The {@link Jdbi} this inbox writes through, for reading business tables beside it. */
     public Jdbi jdbi() {
         return jdbi;
-    }
-
-    @Override
-    public <R, X extends Exception> Outcome<R> apply(
-            String id, Content content, Instant originTime, Effect<Handle, R, X> effect) throws X {
-        return engine.apply(id, content, originTime, effect);
-    }
-
-    @Override
-    public <R, X extends Exception> List<MessageResult<R>> applyAll(
-            List<Message> messages, MessageEffect<Handle, R, X> effect) {
-        return engine.applyAll(messages, effect);
-    }
-
-    /** Purging old rows, the persisted horizon, and their status. */
-    public InboxRetention retention() {
-        return retention;
-    }
-
-    @Override
-    public Optional<InboxRecord> find(String id) {
-        return engine.find(id);
-    }
-
-    @Override
-    public String name() {
-        return engine.name();
-    }
-
-    @Override
-    public InboxStats stats() {
-        return engine.stats();
-    }
-
-    /** The settings this inbox was built with. */
-    public InboxSettings settings() {
-        return engine.settings();
-    }
-
-    @Override
-    public void close() {
-        engine.close();
     }
 }

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.sqlite;
 
+import dev.idempotent.inbox.testkit.MutableClock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;

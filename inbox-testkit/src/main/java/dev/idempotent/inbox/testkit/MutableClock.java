@@ -1,4 +1,4 @@
-package dev.idempotent.inbox.sqlite;
+package dev.idempotent.inbox.testkit;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,16 +6,17 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock that tests move forward by hand. */
-final class MutableClock extends Clock {
+/** A UTC clock that tests move forward by hand, for retention and receive-time scenarios. */
+public final class MutableClock extends Clock {
 
     private volatile Instant now;
 
-    MutableClock(Instant start) {
+    public MutableClock(Instant start) {
         this.now = start;
     }
 
-    void advance(Duration duration) {
+    /** Moves the clock forward by {@code duration}. */
+    public void advance(Duration duration) {
         now = now.plus(duration);
     }
 
@@ -31,6 +32,6 @@ final class MutableClock extends Clock {
 
     @Override
     public Clock withZone(ZoneId zone) {
-        throw new UnsupportedOperationException("tests use UTC");
+        throw new UnsupportedOperationException("a test clock stays in UTC");
     }
 }

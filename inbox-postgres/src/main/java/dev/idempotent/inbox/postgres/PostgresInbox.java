@@ -1,0 +1,114 @@
+package dev.idempotent.inbox.postgres;
+
+import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxSettings;
+import dev.idempotent.inbox.spi.InboxEngine;
+import dev.idempotent.inbox.spi.EngineBackedInbox;
+import java.util.Objects;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The idempotent inbox on PostgreSQL, for consumers that run on several machines against one
+ * database.
+ *
+ * <p>Give it the {@link Jdbi} your business tables live in, over your {@code DataSource} (pooled or
+ * not). Each {@link #apply} takes a connection of its own from it, begins a
+ * {@code READ COMMITTED} transaction, claims the id in table {@code inbox_message} with one
+ * {@code INSERT ... ON CONFLICT DO NOTHING}, runs the effect with the transaction's {@link Handle}
+ * only if the id is new, commits the effect's writes and the inbox row together, and gives the
+ * connection back.
+ *
+ * <pre>{@code
+ * Jdbi jdbi = Jdbi.create(dataSource);
+ * try (PostgresInbox inbox = PostgresInbox.builder(jdbi).name("receipts").build()) {
+ *     Outcome<Integer> outcome = inbox.apply("snack-7", Content.of(7),
+ *             tx -> tx.execute("UPDATE stock SET total = total + ?", 7));
+ * }
+ * }</pre>
+ *
+ * <h2>Concurrent copies of one id</h2>
+ *
+ * <p>When two calls (in this process or in any other) apply the same id at once, the second one's
+ * claim waits on the primary key of {@code inbox_message} until the first transaction ends. If the
+ * first commits, the second returns {@link Outcome.Duplicate} (or {@link Outcome.Conflict} for
+ * other content) without running its effect; if the first rolls back (its effect threw, its
+ * process died), the second claims the id and returns {@link Outcome.Applied}. The wait counts
+ * against the busy timeout, which becomes PostgreSQL's {@code lock_timeout} for the transaction;
+ * past it the call throws {@link dev.idempotent.inbox.InboxBusyException} and nothing was applied.
+ * Calls on different ids do not wait for each other in the inbox (the effect's own rows may make
+ * them wait, as any two transactions writing one row do).
+ *
+ * <h2>Connections</h2>
+ *
+ * <p>The connections must come in autocommit mode with no transaction open (the JDBC default, and
+ * the default of common pools): Jdbi would silently join an open transaction, so the inbox refuses
+ * such a connection with an {@link dev.idempotent.inbox.InboxException}. The inbox sets its
+ * isolation level and lock timeout for each transaction only, so a pooled connection goes back as
+ * it came. {@link #close()} closes no connection: the {@code Jdbi} and its pool are yours.
+ *
+ * <h2>Schema</h2>
+ *
+ * <p>The inbox works in the first schema of the connection's {@code search_path}. On first use it
+ * creates tables {@code inbox_schema} and {@code inbox_message} there, in one transaction, from the
+ * script {@code dev/idempotent/inbox/postgres/schema-v1.sql} in this jar; teams that manage their
+ * own migrations can run that script themselves, and an inbox that finds its schema in place runs no
+ * DDL. A database whose schema a newer version of the library wrote is refused with
+ * {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}.
+ *
+ * <h2>Failures</h2>
+ *
+ * <p>Errors are told apart by SQLState. Lock timeouts, deadlocks and serialization failures in the
+ * inbox's own statements throw {@code InboxBusyException}; a read-only transaction or server, a
+ * full disk and a lost or refused connection throw {@code InboxStorageException} of kind
+ * {@code READ_ONLY}, {@code DISK_FULL} and {@code UNAVAILABLE}. A COMMIT whose answer never came
+ * back throws {@link dev.idempotent.inbox.OutcomeUnknownException}. Errors raised by the effect's
+ * own statements (a lock timeout on a business row, for instance) reach the caller unchanged, as
+ * the effect's exception; the transaction is rolled back and nothing was applied.
+ *
+ * <h2>Batches and retention</h2>
+ *
+ * <p>{@link #applyAll} runs a batch in one transaction, each message in a savepoint of its own, so a
+ * message whose effect fails (even with a database error, which on PostgreSQL aborts the
+ * transaction until the savepoint is rolled back) is undone alone. Two batches that share ids and
+ * list them in different orders can deadlock; PostgreSQL then aborts the waiting claim in one of
+ * them, and that message alone fails with {@link dev.idempotent.inbox.InboxBusyException}: nothing
+ * was applied for it, and it may be retried. Each purge batch of {@link #retention()} is its own
+ * short transaction; purges from several processes at once are safe and leave the latest horizon.
+ *
+ * <p>Thread-safe.
+ */
+public final class PostgresInbox extends EngineBackedInbox<Handle> {
+
+    private final Jdbi jdbi;
+
+    private PostgresInbox(Jdbi jdbi, InboxSettings settings, PostgresStore store) {
+        super(new InboxEngine<>(settings, store), store);
+        this.jdbi = jdbi;
+    }
+
+    private static PostgresInbox open(Jdbi jdbi, InboxSettings settings) {
+        return new PostgresInbox(jdbi, settings, new PostgresStore(jdbi, settings.busyTimeout()));
+    }
+
+    /**
+     * An inbox with default settings over {@code jdbi}, which must reach a PostgreSQL database.
+     *
+     * @throws dev.idempotent.inbox.InboxStorageException if the database cannot be reached, cannot
+     *     hold an inbox, or holds a newer schema
+     */
+    public static PostgresInbox create(Jdbi jdbi) {
+        return builder(jdbi).build();
+    }
+
+    /** A builder for an inbox over {@code jdbi}, which must reach a PostgreSQL database. */
+    public static InboxBuilder<PostgresInbox> builder(Jdbi jdbi) {
+        Objects.requireNonNull(jdbi, "jdbi");
+        return new InboxBuilder<>(settings -> open(jdbi, settings));
+    }
+
+    /** The {@link Jdbi} this inbox writes through, for reading business tables beside it. */
+    public Jdbi jdbi() {
+        return jdbi;
+    }
+}

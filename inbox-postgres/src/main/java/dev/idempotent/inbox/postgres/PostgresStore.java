@@ -1,0 +1,497 @@
+package dev.idempotent.inbox.postgres;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.ContentType;
+import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.OutcomeUnknownException;
+import dev.idempotent.inbox.spi.InboxStore;
+import dev.idempotent.inbox.spi.RetentionStore;
+import dev.idempotent.inbox.spi.StoreTransaction;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleCallback;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.StatementContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The PostgreSQL storage behind {@link PostgresInbox}.
+ *
+ * <p>Every transaction takes a connection of its own from the user's {@link Jdbi} and gives it
+ * back when it ends, so the pool (if any) decides how many calls run at once. Calls on one id are
+ * serialised by PostgreSQL itself, on the primary key of {@code inbox_message}; calls on different
+ * ids run in parallel.
+ */
+final class PostgresStore implements InboxStore<Handle>, RetentionStore {
+
+    static final int SCHEMA_VERSION = 1;
+    static final String SCHEMA_RESOURCE = "schema-v1.sql";
+
+    private static final Logger log = LoggerFactory.getLogger(PostgresStore.class);
+
+    // RETURNING tells in the same statement whether this call inserted the row. Under READ COMMITTED
+    // a claim that meets another transaction's uncommitted row of the same id waits for it to end,
+    // then inserts (it rolled back) or does nothing (it committed).
+    private static final String CLAIM = """
+            INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                                       fingerprint, content, received_at)
+            VALUES (:inbox, :id, :algorithm, :type, :typeVersion, :fingerprint, :content, :receivedAt)
+            ON CONFLICT (inbox, id) DO NOTHING
+            RETURNING true""";
+
+    private static final String SELECT = """
+            SELECT inbox, id, fingerprint_algorithm, content_type, content_type_version, fingerprint, content,
+                   received_at
+            FROM inbox_message WHERE inbox = :inbox AND id = :id""";
+
+    // Purgers serialise on the horizon row, which only moves forward. Raising it in the same
+    // transaction as the delete means an apply whose claim waited for a purge to delete an old row
+    // of the same id reads the raised horizon afterwards (the engine reads it after the claim, and
+    // under READ COMMITTED that read sees the purge's commit), so it is refused as stale.
+    private static final String RAISE_HORIZON = """
+            INSERT INTO inbox_horizon (inbox, horizon) VALUES (:inbox, :cutoff)
+            ON CONFLICT (inbox) DO UPDATE SET horizon = GREATEST(inbox_horizon.horizon, EXCLUDED.horizon)""";
+
+    private static final String DELETE_OLDEST = """
+            DELETE FROM inbox_message WHERE inbox = :inbox AND id IN (
+                SELECT id FROM inbox_message WHERE inbox = :inbox AND received_at < :cutoff
+                ORDER BY received_at LIMIT :limit)""";
+
+    // Serialises first use among processes that start together on an empty schema: concurrent
+    // CREATE TABLE IF NOT EXISTS of one table can fail on the catalog's unique index. The second
+    // key is the schema, so first uses in different schemas do not wait for each other.
+    private static final int SCHEMA_LOCK_CLASS = 0x1b0c5e1;
+
+    private final Jdbi jdbi;
+    private final Duration busyTimeout;
+    private final Set<Thread> inTransaction = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    PostgresStore(Jdbi jdbi, Duration busyTimeout) {
+        this.jdbi = jdbi;
+        this.busyTimeout = busyTimeout;
+        try (Handle handle = open("opening the database")) {
+            createSchema(handle);
+        } catch (JdbiException e) {
+            throw PostgresErrors.translate(e, "closing the schema connection");
+        }
+    }
+
+    @Override
+    public StoreTransaction<Handle> begin() {
+        return beginTransaction();
+    }
+
+    private PostgresTransaction beginTransaction() {
+        if (closed) {
+            throw new InboxException("the inbox is closed");
+        }
+        if (inTransaction.contains(Thread.currentThread())) {
+            throw new InboxException("apply was called from inside an effect of the same inbox; it would run in a"
+                    + " second, independent transaction that commits on its own, and a claim of the same id would"
+                    + " wait for the outer transaction until the busy timeout");
+        }
+        Handle handle = open("opening a connection");
+        try {
+            if (handle.isInTransaction()) {
+                throw new InboxException("the connection the Jdbi handed out is already in a transaction (or has"
+                        + " autocommit off, which Jdbi treats the same); Jdbi would silently join it, and the inbox's"
+                        + " isolation level and lock timeout would never apply. Give the inbox a Jdbi whose"
+                        + " connections come in autocommit mode with no transaction open");
+            }
+            handle.begin();
+            // READ COMMITTED, whatever the database's default: each statement sees what committed
+            // before it began, so the read after a claim that waited for another transaction sees
+            // that transaction's row. Under REPEATABLE READ or SERIALIZABLE the waiting claim would
+            // fail with a serialization error instead, and the read could not see the row.
+            handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            // Local to this transaction, so the pooled connection goes back as it came.
+            handle.createQuery("SELECT set_config('lock_timeout', :timeout, true)")
+                    .bind("timeout", lockTimeout(busyTimeout))
+                    .mapTo(String.class)
+                    .one();
+        } catch (RuntimeException e) {
+            RuntimeException failure = e instanceof JdbiException jdbiFailure
+                    ? PostgresErrors.translate(jdbiFailure, "beginning the transaction") : e;
+            discard(handle, failure);
+            throw failure;
+        }
+        inTransaction.add(Thread.currentThread());
+        return new PostgresTransaction(handle);
+    }
+
+    /**
+     * The {@code lock_timeout} setting for a busy timeout. PostgreSQL reads 0 as "wait forever",
+     * so a zero busy timeout becomes the shortest wait it knows, one millisecond.
+     */
+    static String lockTimeout(Duration busyTimeout) {
+        long millis = busyTimeout.toMillis();
+        if (busyTimeout.compareTo(Duration.ofMillis(millis)) > 0) {
+            millis++; // round up: never wait less than asked
+        }
+        return Math.max(1, millis) + "ms";
+    }
+
+    @Override
+    public Optional<InboxRecord> find(String inbox, String id) {
+        return read(handle -> select(handle, inbox, id), "reading the inbox record");
+    }
+
+    @Override
+    public int purgeBatch(String inbox, Instant cutoff, int limit) {
+        PostgresTransaction tx = beginTransaction();
+        try {
+            tx.handle.createUpdate(RAISE_HORIZON)
+                    .bind("inbox", inbox)
+                    .bind("cutoff", utc(cutoff))
+                    .execute();
+            int deleted = tx.handle.createUpdate(DELETE_OLDEST)
+                    .bind("inbox", inbox)
+                    .bind("cutoff", utc(cutoff))
+                    .bind("limit", limit)
+                    .execute();
+            tx.commit();
+            return deleted;
+        } catch (RuntimeException e) {
+            RuntimeException failure = e instanceof JdbiException jdbiFailure
+                    ? PostgresErrors.translate(jdbiFailure, "purging") : e;
+            try {
+                tx.rollback();
+            } catch (RuntimeException rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+            throw failure;
+        }
+    }
+
+    @Override
+    public Optional<Instant> horizon(String inbox) {
+        return read(handle -> horizon(handle, inbox), "reading the horizon");
+    }
+
+    @Override
+    public Optional<Instant> oldestReceivedAt(String inbox) {
+        return read(handle -> handle.createQuery("SELECT MIN(received_at) FROM inbox_message WHERE inbox = :inbox")
+                .bind("inbox", inbox)
+                .map((rs, ctx) -> rs.getObject(1, OffsetDateTime.class))
+                .findOne()
+                .map(OffsetDateTime::toInstant), "reading the oldest row");
+    }
+
+    private static Optional<Instant> horizon(Handle handle, String inbox) {
+        return handle.createQuery("SELECT horizon FROM inbox_horizon WHERE inbox = :inbox")
+                .bind("inbox", inbox)
+                .map((rs, ctx) -> rs.getObject(1, OffsetDateTime.class))
+                .findOne()
+                .map(OffsetDateTime::toInstant);
+    }
+
+    /** Runs {@code query} on a connection of its own, outside any write transaction. */
+    private <T> T read(HandleCallback<T, RuntimeException> query, String doing) {
+        if (closed) {
+            throw new InboxException("the inbox is closed");
+        }
+        try (Handle handle = open("opening a connection")) {
+            return query.withHandle(handle);
+        } catch (JdbiException e) {
+            throw PostgresErrors.translate(e, doing);
+        }
+    }
+
+    private static OffsetDateTime utc(Instant instant) {
+        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+    }
+
+    /** Marks the store closed. The connections belong to the user's Jdbi, so none are closed here. */
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    private Handle open(String doing) {
+        try {
+            return jdbi.open();
+        } catch (JdbiException e) {
+            throw PostgresErrors.translate(e, doing);
+        }
+    }
+
+    /** Closes a handle that failed; closing rolls back whatever it still had open. */
+    private static void discard(Handle handle, Throwable failure) {
+        try {
+            if (handle.isInTransaction()) {
+                handle.rollback();
+            }
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+        try {
+            handle.close();
+        } catch (RuntimeException e) {
+            // The connection is thrown away because it is in doubt; so is its close.
+            failure.addSuppressed(e);
+        }
+    }
+
+    private void createSchema(Handle handle) {
+        try {
+            Integer found = readVersion(handle);
+            if (found != null) {
+                // A schema a migration tool created, or an earlier first use: no DDL, no lock.
+                checkVersion(found);
+                return;
+            }
+            handle.begin();
+            handle.createQuery("SELECT set_config('lock_timeout', :timeout, true)")
+                    .bind("timeout", lockTimeout(busyTimeout))
+                    .mapTo(String.class)
+                    .one();
+            handle.createQuery("SELECT pg_advisory_xact_lock(:lockClass, hashtext(coalesce(current_schema(), '')))")
+                    .bind("lockClass", SCHEMA_LOCK_CLASS)
+                    .mapTo(String.class)
+                    .one();
+            if (handle.createQuery("SELECT current_schema() IS NULL").mapTo(Boolean.class).one()) {
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the connection's search_path"
+                        + " names no existing schema, so the inbox has nowhere to create its tables", null);
+            }
+            handle.createScript(schemaScript()).execute();
+            Integer version = readVersion(handle);
+            checkVersion(version == null ? SCHEMA_VERSION : version);
+            handle.commit();
+            log.debug("inbox schema version {} is in place", version);
+        } catch (RuntimeException e) {
+            RuntimeException failure = e instanceof JdbiException jdbiFailure
+                    ? PostgresErrors.translate(jdbiFailure, "creating the inbox schema") : e;
+            try {
+                if (handle.isInTransaction()) {
+                    handle.rollback();
+                }
+            } catch (RuntimeException rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+            throw failure;
+        }
+    }
+
+    /** The recorded schema version, or {@code null} when the schema has no inbox tables yet. */
+    private static Integer readVersion(Handle handle) {
+        // Two statements: a query naming a missing table fails even where it would not read it.
+        boolean exists = handle.createQuery("SELECT to_regclass('inbox_schema') IS NOT NULL").mapTo(Boolean.class).one();
+        if (!exists) {
+            return null;
+        }
+        return handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
+                .mapTo(Integer.class)
+                .findOne()
+                .orElse(null);
+    }
+
+    private static void checkVersion(int version) {
+        if (version > SCHEMA_VERSION) {
+            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
+                    "the database holds inbox schema version " + version + ", written by a newer version of this"
+                            + " library; this version knows schema " + SCHEMA_VERSION + " at most", null);
+        }
+    }
+
+    /** The text of the schema script shipped in this jar. */
+    static String schemaScript() {
+        try (InputStream in = PostgresStore.class.getResourceAsStream(SCHEMA_RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException(SCHEMA_RESOURCE + " is missing from the inbox-postgres jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Optional<InboxRecord> select(Handle handle, String inbox, String id) {
+        return handle.createQuery(SELECT)
+                .bind("inbox", inbox)
+                .bind("id", id)
+                .map(PostgresStore::record)
+                .findOne();
+    }
+
+    private static InboxRecord record(ResultSet rs, StatementContext ctx) throws SQLException {
+        ContentType type = new ContentType(rs.getString("content_type"), rs.getInt("content_type_version"));
+        byte[] content = rs.getBytes("content");
+        return new InboxRecord(
+                rs.getString("inbox"),
+                rs.getString("id"),
+                new Fingerprint(rs.getInt("fingerprint_algorithm"), type, rs.getBytes("fingerprint")),
+                rs.getObject("received_at", OffsetDateTime.class).toInstant(),
+                Optional.ofNullable(content).map(bytes -> Content.restore(type, bytes)));
+    }
+
+    /** One READ COMMITTED transaction on a connection of its own, given back when it ends. */
+    private final class PostgresTransaction implements StoreTransaction<Handle> {
+
+        private final Handle handle;
+        private final Thread owner = Thread.currentThread();
+        private int savepoints;
+        private boolean ended;
+
+        PostgresTransaction(Handle handle) {
+            this.handle = handle;
+        }
+
+        @Override
+        public Handle handle() {
+            return handle;
+        }
+
+        @Override
+        public Optional<InboxRecord> claim(
+                String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
+            try {
+                // Two rounds at most: a row that blocked the claim and then vanished before the read
+                // can only be a purge racing with this call; claiming again settles it.
+                for (int round = 0; round < 2; round++) {
+                    boolean inserted = handle.createQuery(CLAIM)
+                            .bind("inbox", inbox)
+                            .bind("id", id)
+                            .bind("algorithm", fingerprint.algorithm())
+                            .bind("type", fingerprint.contentType().name())
+                            .bind("typeVersion", fingerprint.contentType().version())
+                            .bind("fingerprint", fingerprint.digest())
+                            .bind("content", content == null ? null : content.bytes())
+                            .bind("receivedAt", utc(receivedAt))
+                            .mapTo(Boolean.class)
+                            .findOne()
+                            .isPresent();
+                    if (inserted) {
+                        return Optional.empty();
+                    }
+                    Optional<InboxRecord> stored = select(handle, inbox, id);
+                    if (stored.isPresent()) {
+                        return stored;
+                    }
+                }
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
+                        + "' met a row that then could not be read, twice; is something deleting inbox rows?", null);
+            } catch (JdbiException e) {
+                throw PostgresErrors.translate(e, "claiming the id");
+            }
+        }
+
+        @Override
+        public Optional<Instant> horizon(String inbox) {
+            try {
+                return PostgresStore.horizon(handle, inbox);
+            } catch (JdbiException e) {
+                throw PostgresErrors.translate(e, "reading the horizon");
+            }
+        }
+
+        @Override
+        public void savepoint() {
+            execute("SAVEPOINT inbox_" + (savepoints + 1), "starting a savepoint");
+            savepoints++;
+        }
+
+        @Override
+        public void releaseSavepoint() {
+            execute("RELEASE SAVEPOINT inbox_" + savepoints, "releasing a savepoint");
+            savepoints--;
+        }
+
+        @Override
+        public void rollbackToSavepoint() {
+            // This also lifts the abort that any failed statement since the savepoint left on the
+            // whole transaction, so the next message of a batch can go on.
+            execute("ROLLBACK TO SAVEPOINT inbox_" + savepoints, "rolling back to a savepoint");
+            execute("RELEASE SAVEPOINT inbox_" + savepoints, "releasing a savepoint");
+            savepoints--;
+        }
+
+        private void execute(String sql, String doing) {
+            try {
+                handle.execute(sql);
+            } catch (JdbiException e) {
+                throw PostgresErrors.translate(e, doing);
+            }
+        }
+
+        @Override
+        public void commit() {
+            try {
+                handle.commit();
+            } catch (JdbiException e) {
+                if (PostgresErrors.rolledBackAtCommit(e)) {
+                    // The server answered COMMIT with an error and rolled back: a definite failure.
+                    throw PostgresErrors.translate(e, "committing");
+                }
+                // The COMMIT may have reached the server and committed before the answer was lost.
+                OutcomeUnknownException unknown = new OutcomeUnknownException("PostgreSQL did not confirm the COMMIT"
+                        + " (SQLState " + PostgresErrors.sqlState(e) + "); the message may or may not be applied,"
+                        + " and delivering it again tells which: " + PostgresErrors.describe(e), e);
+                end(unknown);
+                throw unknown;
+            }
+            end(null);
+        }
+
+        @Override
+        public void rollback() {
+            if (ended) {
+                return;
+            }
+            RuntimeException failure = null;
+            try {
+                handle.rollback();
+            } catch (JdbiException e) {
+                failure = PostgresErrors.translate(e, "rolling back");
+            }
+            end(failure);
+            if (failure != null) {
+                throw failure;
+            }
+        }
+
+        /** Gives the connection back; a failure while doing so is attached to {@code failure}. */
+        private void end(RuntimeException failure) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            inTransaction.remove(owner);
+            if (failure instanceof OutcomeUnknownException) {
+                // The connection is lost: a rollback cannot reach the server, and errors from
+                // closing it would only bury the one that matters.
+                closeQuietly(handle);
+            } else if (failure != null) {
+                discard(handle, failure);
+            } else {
+                closeQuietly(handle);
+            }
+        }
+
+        private void closeQuietly(Handle handle) {
+            try {
+                handle.close();
+            } catch (JdbiException e) {
+                // Committed, rolled back or lost already: a failing close cannot change what happened.
+                log.debug("closing an inbox connection failed", e);
+            }
+        }
+    }
+}

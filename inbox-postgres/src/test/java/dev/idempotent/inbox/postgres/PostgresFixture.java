@@ -1,0 +1,116 @@
+package dev.idempotent.inbox.postgres;
+
+import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.testkit.InboxFixture;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A schema of its own in the test database on 127.0.0.1:5432 (trust authentication, database
+ * {@code test}, user {@code postgres}), created with a random name and dropped with everything in
+ * it on close, so runs never see each other's rows. Every connection of {@link #jdbi()} has the
+ * schema as its {@code search_path}.
+ */
+final class PostgresFixture implements InboxFixture {
+
+    static final String HOST = "127.0.0.1";
+    static final int PORT = 5432;
+    static final String DATABASE = "test";
+    static final String USER = "postgres";
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final String schema;
+    private final Jdbi admin;
+    private final Jdbi jdbi;
+
+    PostgresFixture() {
+        byte[] suffix = new byte[6];
+        RANDOM.nextBytes(suffix);
+        this.schema = "inbox_test_" + HexFormat.of().formatHex(suffix);
+        this.admin = Jdbi.create(dataSource(PORT, null));
+        admin.useHandle(handle -> handle.execute("CREATE SCHEMA " + schema));
+        this.jdbi = jdbi("");
+    }
+
+    /** The schema this fixture works in. */
+    String schema() {
+        return schema;
+    }
+
+    /** A Jdbi without the fixture's search_path, for server-wide queries and clean-up. */
+    Jdbi admin() {
+        return admin;
+    }
+
+    /**
+     * A new Jdbi over the fixture's schema whose connections also start with the server settings in
+     * {@code options}, such as {@code -c default_transaction_read_only=on}.
+     */
+    Jdbi jdbi(String options) {
+        return jdbiVia(PORT, options);
+    }
+
+    /** A new Jdbi over the fixture's schema that connects to {@code port} (a relay in front of the server). */
+    Jdbi jdbiVia(int port, String options) {
+        return Jdbi.create(dataSource(port, "-c search_path=" + schema + " " + options));
+    }
+
+    /** A data source for the test database at {@code port}, plain TCP so a proxy can read it. */
+    static PGSimpleDataSource dataSource(int port, String options) {
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setServerNames(new String[] {HOST});
+        dataSource.setPortNumbers(new int[] {port});
+        dataSource.setDatabaseName(DATABASE);
+        dataSource.setUser(USER);
+        dataSource.setSslMode("disable");
+        dataSource.setGssEncMode("disable");
+        dataSource.setConnectTimeout(10);
+        dataSource.setApplicationName("inbox-postgres-tests");
+        if (options != null) {
+            dataSource.setOptions(options.strip());
+        }
+        return dataSource;
+    }
+
+    @Override
+    public Jdbi jdbi() {
+        return jdbi;
+    }
+
+    @Override
+    public InboxBuilder<PostgresInbox> builder() {
+        return PostgresInbox.builder(jdbi);
+    }
+
+    /** Another connection inserts the claim of {@code id} and keeps its transaction open. */
+    @Override
+    public HeldLock holdWriteLock(String inbox, String id) {
+        Handle handle = jdbi.open();
+        try {
+            handle.begin();
+            handle.execute("""
+                    INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                                               fingerprint, content, received_at)
+                    VALUES (?, ?, 1, 'held', 1, ?, NULL, now())""", inbox, id, new byte[32]);
+        } catch (RuntimeException e) {
+            handle.close();
+            throw e;
+        }
+        return () -> {
+            try {
+                handle.rollback();
+            } finally {
+                handle.close();
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        admin.useHandle(handle -> handle.execute("DROP SCHEMA " + schema + " CASCADE"));
+    }
+}
