@@ -1,0 +1,167 @@
+package dev.idempotent.inbox.examples;
+
+import dev.idempotent.inbox.examples.publisher.DeliveryListener;
+import dev.idempotent.inbox.examples.publisher.DeliveryReport;
+import dev.idempotent.inbox.examples.publisher.Enqueued;
+import dev.idempotent.inbox.examples.publisher.ItemState;
+import dev.idempotent.inbox.examples.publisher.ItemsFile;
+import dev.idempotent.inbox.examples.publisher.Outbox;
+import dev.idempotent.inbox.examples.publisher.OutboxItem;
+import dev.idempotent.inbox.examples.publisher.Publisher;
+import dev.idempotent.inbox.examples.publisher.PublisherSettings;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** Enqueues shipments in the publisher's outbox and delivers everything pending. */
+@Command(name = "publish", mixinStandardHelpOptions = true,
+        description = {"Enqueues shipments in the outbox, then delivers every pending item until it is acked,"
+                + " rejected or exhausted.",
+                "Exits 0 only when nothing is left pending or exhausted."})
+final class PublishCommand implements Callable<Integer> {
+
+    private static final int SHOWN_PARKED = 20;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--outbox", required = true, paramLabel = "FILE", description = "The publisher's SQLite file, created if absent.")
+    Path outboxFile;
+
+    @Option(names = "--to", required = true, paramLabel = "URL", description = "The receiver, for example http://127.0.0.1:8080")
+    URI to;
+
+    @Option(names = "--token", paramLabel = "T", description = "Send 'Authorization: Bearer T'.")
+    String token;
+
+    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    Items items;
+
+    @Option(names = "--max-attempts", paramLabel = "N", defaultValue = "8",
+            description = "Attempts per item before it is parked as exhausted (default ${DEFAULT-VALUE}).")
+    int maxAttempts;
+
+    @Option(names = "--window", paramLabel = "N", defaultValue = "8",
+            description = "Requests in flight at once (default ${DEFAULT-VALUE}).")
+    int window;
+
+    @Option(names = "--timeout-ms", paramLabel = "MS", defaultValue = "10000",
+            description = "Wait this long for a response before the attempt is uncertain (default ${DEFAULT-VALUE}).")
+    long timeoutMillis;
+
+    @Option(names = "--backoff-ms", paramLabel = "MS", defaultValue = "100",
+            description = "The wait after the first uncertain attempt; it doubles up to --max-backoff-ms (default ${DEFAULT-VALUE}).")
+    long backoffMillis;
+
+    @Option(names = "--max-backoff-ms", paramLabel = "MS", defaultValue = "5000",
+            description = "The longest wait between two attempts (default ${DEFAULT-VALUE}).")
+    long maxBackoffMillis;
+
+    /** One item from the command line, or a file of them. */
+    static final class Items {
+        @ArgGroup(exclusive = false)
+        One one;
+
+        @Option(names = "--file", paramLabel = "ITEMS.csv", description = "Lines of id,qty to enqueue, in order.")
+        Path file;
+    }
+
+    /** {@code --id} and {@code --qty}, which go together. */
+    static final class One {
+        @Option(names = "--id", required = true, paramLabel = "ID", description = "The shipment's id.")
+        String id;
+
+        @Option(names = "--qty", required = true, paramLabel = "N", description = "The shipment's quantity.")
+        int qty;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintStream out = System.out;
+        PublisherSettings settings = settings();
+        List<Outbox.Item> toEnqueue = itemsToEnqueue();
+        try (Outbox outbox = Outbox.open(outboxFile)) {
+            if (!toEnqueue.isEmpty()) {
+                reportEnqueued(out, toEnqueue, outbox.enqueueAll(toEnqueue));
+            }
+            out.println("delivering pending items to " + settings.receiptsUri());
+            DeliveryReport report = new Publisher(outbox, settings, DeliveryListener.NONE).deliverPending();
+            out.printf("acked %d (duplicates confirmed %d), rejected %d, exhausted %d; attempts %d (resends %d)%n",
+                    report.acked(), report.duplicatesConfirmed(), report.rejected(), report.exhausted(),
+                    report.attempts(), report.resends());
+            Map<ItemState, Long> counts = outbox.counts();
+            out.printf("outbox: %d acked, %d pending, %d rejected, %d exhausted%n", counts.get(ItemState.ACKED),
+                    counts.get(ItemState.PENDING), counts.get(ItemState.REJECTED), counts.get(ItemState.EXHAUSTED));
+            showParked(out, outbox.parked());
+            boolean settled = counts.get(ItemState.PENDING) == 0 && counts.get(ItemState.EXHAUSTED) == 0;
+            return settled ? 0 : 1;
+        }
+    }
+
+    private PublisherSettings settings() {
+        try {
+            PublisherSettings settings = PublisherSettings.to(to)
+                    .withMaxAttempts(maxAttempts)
+                    .withWindow(window)
+                    .withRequestTimeout(Duration.ofMillis(timeoutMillis))
+                    .withBackoff(Duration.ofMillis(backoffMillis), Duration.ofMillis(maxBackoffMillis));
+            return token == null ? settings : settings.withToken(token);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private List<Outbox.Item> itemsToEnqueue() throws IOException {
+        if (items == null) {
+            return List.of();
+        }
+        try {
+            return items.file != null ? ItemsFile.read(items.file) : List.of(new Outbox.Item(items.one.id, items.one.qty));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private static void reportEnqueued(PrintStream out, List<Outbox.Item> items, List<Enqueued> results) {
+        int added = 0;
+        int again = 0;
+        int refused = 0;
+        for (int i = 0; i < results.size(); i++) {
+            switch (results.get(i)) {
+                case ADDED -> added++;
+                case ALREADY_ENQUEUED -> again++;
+                case REFUSED_OTHER_QTY -> {
+                    refused++;
+                    if (refused <= SHOWN_PARKED) {
+                        out.println("refused " + items.get(i).id() + ": already enqueued with another qty");
+                    }
+                }
+            }
+        }
+        out.printf("enqueued %d items: %d new, %d already enqueued, %d refused (another qty for a known id)%n",
+                results.size(), added, again, refused);
+    }
+
+    private static void showParked(PrintStream out, List<OutboxItem> parked) {
+        for (int i = 0; i < Math.min(parked.size(), SHOWN_PARKED); i++) {
+            OutboxItem item = parked.get(i);
+            out.printf("  %s %s after %d attempts: %s%n", item.state().name().toLowerCase(Locale.ROOT),
+                    item.id(), item.attempts(), item.reason());
+        }
+        if (parked.size() > SHOWN_PARKED) {
+            out.printf("  ... and %d more parked items%n", parked.size() - SHOWN_PARKED);
+        }
+    }
+}

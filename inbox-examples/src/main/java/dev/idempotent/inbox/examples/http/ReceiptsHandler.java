@@ -1,0 +1,116 @@
+package dev.idempotent.inbox.examples.http;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InvalidMessageException;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.examples.Warehouse;
+import java.io.IOException;
+import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code POST /receipts}: parses the shipment, hands it to the warehouse, and answers only after
+ * the commit. Logs name the id and the outcome, never the quantity or the body.
+ */
+final class ReceiptsHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(ReceiptsHandler.class);
+
+    private final Warehouse warehouse;
+    private final ReceiverMetrics metrics;
+    private final AckFault ackFault;
+
+    ReceiptsHandler(Warehouse warehouse, ReceiverMetrics metrics, AckFault ackFault) {
+        this.warehouse = warehouse;
+        this.metrics = metrics;
+        this.ackFault = ackFault;
+    }
+
+    void handle(HttpExchange exchange) throws IOException {
+        Receipt receipt;
+        try {
+            checkContentType(exchange.getRequestHeaders().getFirst("Content-Type"));
+            receipt = ReceiptParser.parse(Exchanges.readBody(exchange));
+        } catch (Refusal.Thrown thrown) {
+            refuse(exchange, RequestOutcome.INVALID, thrown.refusal());
+            return;
+        }
+        String id = receipt.id();
+        Outcome<Void> outcome;
+        try {
+            outcome = warehouse.receive(id, receipt.qty());
+        } catch (InboxBusyException e) {
+            exchange.getResponseHeaders().set("Retry-After", "1");
+            refuse(exchange, RequestOutcome.BUSY,
+                    new Refusal(503, "busy", "the warehouse is busy; nothing was changed, send it again later", id));
+            return;
+        } catch (InvalidMessageException e) {
+            // The inbox's messages quote no part of the id, so they are safe to pass on.
+            refuse(exchange, RequestOutcome.INVALID, new Refusal(400, "invalid_id", e.getMessage(), null));
+            return;
+        } catch (RuntimeException e) {
+            log.warn("receipt id={} outcome=failed: {}", id, e.toString());
+            refuse(exchange, RequestOutcome.FAILED, new Refusal(500, "failed",
+                    "the warehouse could not record the shipment; it is not acknowledged, send it again", id));
+            return;
+        }
+        RequestOutcome counted = outcome.fold(
+                applied -> RequestOutcome.APPLIED, duplicate -> RequestOutcome.DUPLICATE, conflict -> RequestOutcome.CONFLICT);
+        metrics.count(counted);
+        if (ackFault.dropThisAck()) {
+            metrics.ackDropped();
+            log.info("receipt id={} outcome={} ack=dropped", id, counted.label());
+            // Closing an exchange whose response was never started closes the TCP connection.
+            exchange.close();
+            return;
+        }
+        log.info("receipt id={} outcome={}", id, counted.label());
+        if (outcome.isAccepted()) {
+            ObjectNode body = ProtocolV1.JSON.createObjectNode();
+            body.put("protocol", ProtocolV1.VERSION);
+            body.put("id", id);
+            body.put("accepted", true);
+            body.put("applied", outcome.isNewlyApplied());
+            Exchanges.sendJson(exchange, 200, body);
+        } else {
+            Exchanges.sendRefusal(exchange, new Refusal(409, "conflict",
+                    "this id was received before with another qty; the first shipment is kept", id));
+        }
+    }
+
+    /** Counts, logs and answers a request that changed nothing. */
+    void refuse(HttpExchange exchange, RequestOutcome outcome, Refusal refusal) throws IOException {
+        metrics.count(outcome);
+        if (refusal.id() != null) {
+            log.info("receipt id={} outcome={} status={} error={}", refusal.id(), outcome.label(), refusal.status(), refusal.error());
+        } else {
+            log.info("receipt outcome={} status={} error={}", outcome.label(), refusal.status(), refusal.error());
+        }
+        Exchanges.sendRefusal(exchange, refusal);
+    }
+
+    private static void checkContentType(String header) throws Refusal.Thrown {
+        if (header == null || !isUtf8Json(header)) {
+            throw new Refusal.Thrown(Refusal.of(415, "unsupported_media_type",
+                    "the body must be sent as Content-Type: application/json"));
+        }
+    }
+
+    /** {@code application/json}, with no parameter other than a UTF-8 charset. */
+    private static boolean isUtf8Json(String header) {
+        String[] parts = header.split(";");
+        if (!parts[0].trim().equalsIgnoreCase(ProtocolV1.JSON_MEDIA_TYPE)) {
+            return false;
+        }
+        for (int i = 1; i < parts.length; i++) {
+            String parameter = parts[i].trim().toLowerCase(Locale.ROOT).replace("\"", "");
+            if (!parameter.equals("charset=utf-8")) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,179 @@
+package dev.idempotent.inbox.examples.http;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.idempotent.inbox.examples.StockLevel;
+import dev.idempotent.inbox.examples.Warehouse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The warehouse's HTTP receiver, protocol version 1, on the JDK's HTTP server.
+ *
+ * <ul>
+ *   <li>{@code POST /receipts}: receive a shipment; see {@code docs/PROTOCOL.md}.
+ *   <li>{@code GET /stock}: {@code {"total": 14, "receipts": 2}}.
+ *   <li>{@code GET /metrics}: requests by outcome and applied effects, in Prometheus text format.
+ * </ul>
+ *
+ * <p>Started by {@link #start}, which returns once the server accepts requests. {@link #close}
+ * stops accepting, lets running requests finish their transactions, and leaves the warehouse
+ * open for its owner to close.
+ */
+public final class WarehouseServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(WarehouseServer.class);
+
+    static {
+        // The JDK server writes headers and body separately; with Nagle's algorithm on, a kept-alive
+        // connection then waits for the client's delayed ACK (about 40 ms) on every response. The
+        // server reads this property once, when its first instance in the JVM is created.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
+    private final Warehouse warehouse;
+    private final ReceiverSettings settings;
+    private final ReceiverMetrics metrics = new ReceiverMetrics();
+    private final ReceiptsHandler receipts;
+    private final HttpServer server;
+    private final ExecutorService executor;
+
+    private WarehouseServer(Warehouse warehouse, ReceiverSettings settings) throws IOException {
+        this.warehouse = warehouse;
+        this.settings = settings;
+        this.receipts = new ReceiptsHandler(warehouse, metrics, settings.ackFault());
+        this.server = HttpServer.create(new InetSocketAddress(settings.address(), settings.port()), 0);
+        this.executor = Executors.newFixedThreadPool(settings.threads(), threads());
+        server.createContext("/", this::route);
+        server.setExecutor(executor);
+    }
+
+    /**
+     * Binds and starts the receiver for {@code warehouse}.
+     *
+     * @throws IOException if the address cannot be bound
+     */
+    public static WarehouseServer start(Warehouse warehouse, ReceiverSettings settings) throws IOException {
+        WarehouseServer started = new WarehouseServer(warehouse, settings);
+        started.server.start();
+        log.info("listening on {} ({})", started.uri(), warehouse.describe());
+        return started;
+    }
+
+    /** The base address, for example {@code http://127.0.0.1:50123}. */
+    public URI uri() {
+        InetSocketAddress bound = server.getAddress();
+        String host = bound.getAddress().getHostAddress();
+        if (host.contains(":")) {
+            host = "[" + host + "]";
+        }
+        return URI.create("http://" + host + ":" + bound.getPort());
+    }
+
+    /** The counters since this receiver started. */
+    public ReceiverMetrics metrics() {
+        return metrics;
+    }
+
+    /** Stops accepting requests and waits up to 10 seconds for running ones to finish. */
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(10, TimeUnit.SECONDS)) {
+                log.warn("requests still running after 10 s; stopping anyway");
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void route(HttpExchange exchange) {
+        try {
+            String path = exchange.getRequestURI().getPath();
+            boolean isReceipts = ProtocolV1.RECEIPTS.equals(path);
+            if (!authorized(exchange)) {
+                exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+                Refusal refusal = Refusal.of(401, "unauthorized", "a valid bearer token is required");
+                if (isReceipts) {
+                    receipts.refuse(exchange, RequestOutcome.INVALID, refusal);
+                } else {
+                    Exchanges.sendRefusal(exchange, refusal);
+                }
+                return;
+            }
+            String method = isReceipts ? "POST" : "GET";
+            if (!isReceipts && !ProtocolV1.STOCK.equals(path) && !ProtocolV1.METRICS.equals(path)) {
+                Exchanges.sendRefusal(exchange, Refusal.of(404, "not_found", "no such path; shipments go to POST /receipts"));
+            } else if (!method.equals(exchange.getRequestMethod())) {
+                exchange.getResponseHeaders().set("Allow", method);
+                Refusal refusal = Refusal.of(405, "method_not_allowed", path + " accepts " + method + " only");
+                if (isReceipts) {
+                    receipts.refuse(exchange, RequestOutcome.INVALID, refusal);
+                } else {
+                    Exchanges.sendRefusal(exchange, refusal);
+                }
+            } else if (isReceipts) {
+                receipts.handle(exchange);
+            } else if (ProtocolV1.STOCK.equals(path)) {
+                sendStock(exchange);
+            } else {
+                StockLevel stock = warehouse.stock();
+                Exchanges.sendText(exchange, 200, "text/plain; version=0.0.4; charset=utf-8",
+                        metrics.prometheus(stock.total(), stock.receipts()));
+            }
+        } catch (IOException | UncheckedIOException e) {
+            // The peer went away while we answered: for a receipt that is one more lost ACK.
+            log.debug("response not delivered: {}", e.toString());
+        } catch (RuntimeException e) {
+            log.warn("request failed: {}", e.toString());
+        } finally {
+            exchange.close();
+        }
+    }
+
+    private void sendStock(HttpExchange exchange) throws IOException {
+        StockLevel stock = warehouse.stock();
+        ObjectNode body = ProtocolV1.JSON.createObjectNode();
+        body.put("total", stock.total());
+        body.put("receipts", stock.receipts());
+        Exchanges.sendJson(exchange, 200, body);
+    }
+
+    private boolean authorized(HttpExchange exchange) {
+        if (settings.token().isEmpty()) {
+            return true;
+        }
+        String header = exchange.getRequestHeaders().getFirst("Authorization");
+        byte[] expected = ("Bearer " + settings.token().get()).getBytes(StandardCharsets.UTF_8);
+        byte[] given = header == null ? new byte[0] : header.getBytes(StandardCharsets.UTF_8);
+        // Constant time, so the token cannot be guessed byte by byte from response times.
+        return MessageDigest.isEqual(expected, given);
+    }
+
+    private static ThreadFactory threads() {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, "warehouse-http-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * The seed's snack warehouse, runnable: the {@link dev.idempotent.inbox.examples.Warehouse} and
+ * the {@code inbox-examples} command line ({@code demo}, {@code serve}, {@code publish}).
+ */
+package dev.idempotent.inbox.examples;

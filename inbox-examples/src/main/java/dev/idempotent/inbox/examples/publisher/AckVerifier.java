@@ -1,0 +1,119 @@
+package dev.idempotent.inbox.examples.publisher;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.idempotent.inbox.examples.http.ProtocolV1;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Classifies one attempt's response. A status of 200 alone proves nothing: a success for some
+ * other order is no evidence for this one, so the body must name this id and say
+ * {@code "accepted": true} as a JSON boolean, in protocol version 1.
+ */
+final class AckVerifier {
+
+    /** Statuses the receiver gives only when it will refuse the same request again. */
+    private static final Set<Integer> DEFINITE = Set.of(400, 401, 409, 413, 415);
+    private static final int MAX_REASON_LENGTH = 200;
+
+    private AckVerifier() {}
+
+    /** The verdict on a response with {@code status} and {@code body} to a request for {@code id}. */
+    static Verdict classify(String id, int status, byte[] body, Optional<String> retryAfter) {
+        if (status == 200) {
+            return verify(id, body);
+        }
+        if (DEFINITE.contains(status)) {
+            return new Verdict.Rejected(status, "HTTP " + status + errorOf(body));
+        }
+        return new Verdict.Uncertain("HTTP " + status + errorOf(body), retryAfter.flatMap(AckVerifier::seconds));
+    }
+
+    /** The verdict when no response came back. */
+    static Verdict classify(IOException failure) {
+        if (failure instanceof HttpTimeoutException) {
+            return Verdict.Uncertain.of("no response in time");
+        }
+        if (failure instanceof ConnectException) {
+            return Verdict.Uncertain.of("could not connect");
+        }
+        return Verdict.Uncertain.of("connection closed before a response");
+    }
+
+    private static Verdict verify(String id, byte[] body) {
+        JsonNode root = json(body);
+        if (root == null || !root.isObject()) {
+            return Verdict.Uncertain.of("200 without a JSON object body");
+        }
+        JsonNode protocol = root.get("protocol");
+        if (protocol == null || !protocol.isInt() || protocol.intValue() != ProtocolV1.VERSION) {
+            return Verdict.Uncertain.of("200 without \"protocol\": 1");
+        }
+        JsonNode ackedId = root.get("id");
+        if (ackedId == null || !ackedId.isTextual() || !ackedId.textValue().equals(id)) {
+            return Verdict.Uncertain.of("200 for another id");
+        }
+        JsonNode accepted = root.get("accepted");
+        if (accepted == null || !accepted.isBoolean() || !accepted.booleanValue()) {
+            return Verdict.Uncertain.of("200 without \"accepted\": true");
+        }
+        JsonNode applied = root.get("applied");
+        return new Verdict.Acked(applied == null || !applied.isBoolean() || applied.booleanValue());
+    }
+
+    /** The receiver's error code and message, for the operator; empty when it gave none. */
+    private static String errorOf(byte[] body) {
+        JsonNode root = json(body);
+        if (root == null || !root.isObject()) {
+            return "";
+        }
+        StringBuilder text = new StringBuilder();
+        JsonNode error = root.get("error");
+        if (error != null && error.isTextual()) {
+            text.append(' ').append(error.textValue());
+        }
+        JsonNode message = root.get("message");
+        if (message != null && message.isTextual()) {
+            text.append(": ").append(message.textValue());
+        }
+        return printable(text.toString());
+    }
+
+    private static JsonNode json(byte[] body) {
+        if (body.length == 0) {
+            return null;
+        }
+        try {
+            return ProtocolV1.JSON.readTree(body);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static Optional<Duration> seconds(String header) {
+        try {
+            long seconds = Long.parseLong(header.trim());
+            return seconds >= 0 ? Optional.of(Duration.ofSeconds(seconds)) : Optional.empty();
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The body as text for people: {@link #printable} of its UTF-8 reading. */
+    static String text(byte[] body) {
+        return printable(new String(body, StandardCharsets.UTF_8));
+    }
+
+    /** Strips control characters and bounds the length: the text is the receiver's, not ours. */
+    private static String printable(String text) {
+        StringBuilder clean = new StringBuilder();
+        text.codePoints().filter(c -> !Character.isISOControl(c)).forEach(clean::appendCodePoint);
+        String result = clean.toString();
+        return result.length() > MAX_REASON_LENGTH ? result.substring(0, MAX_REASON_LENGTH) + "..." : result;
+    }
+}

@@ -1,0 +1,201 @@
+package dev.idempotent.inbox.examples.publisher;
+
+import dev.idempotent.inbox.examples.http.ProtocolV1;
+import dev.idempotent.inbox.sqlite.SqliteInbox;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * The publisher's outbox: items to deliver, in their own SQLite file, in enqueue order.
+ *
+ * <p>An item is enqueued once per id. Its completion mark ({@link ItemState#ACKED}) is written
+ * only after a verified ACK, so a publisher that dies at any point finds every unconfirmed item
+ * still {@link ItemState#PENDING} when it starts again. Every write is its own committed
+ * transaction; the file is in WAL mode with {@code synchronous=FULL}.
+ *
+ * <p>Thread-safe: the outbox keeps one connection and serves its callers one at a time, which is
+ * cheaper than several connections polling for SQLite's write lock.
+ */
+public final class Outbox implements AutoCloseable {
+
+    private static final String SCHEMA = """
+            CREATE TABLE IF NOT EXISTS outbox_item (
+                seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+                id          TEXT    NOT NULL UNIQUE,
+                qty         INTEGER NOT NULL CHECK (qty >= 1),
+                state       TEXT    NOT NULL DEFAULT 'pending'
+                                    CHECK (state IN ('pending', 'acked', 'rejected', 'exhausted')),
+                attempts    INTEGER NOT NULL DEFAULT 0,
+                reason      TEXT,
+                applied     INTEGER,
+                enqueued_at TEXT    NOT NULL,
+                settled_at  TEXT
+            )""";
+
+    private final Handle handle;
+    private final Clock clock;
+
+    private Outbox(Handle handle, Clock clock) {
+        this.handle = handle;
+        this.clock = clock;
+    }
+
+    /** Opens (or creates) the outbox in {@code file}. */
+    public static Outbox open(Path file) {
+        return open(file, Clock.systemUTC());
+    }
+
+    /** Opens (or creates) the outbox in {@code file}, stamping times from {@code clock}. */
+    public static Outbox open(Path file, Clock clock) {
+        Handle handle = SqliteInbox.jdbi(file).open();
+        try {
+            handle.execute(SCHEMA);
+        } catch (RuntimeException e) {
+            handle.close();
+            throw e;
+        }
+        return new Outbox(handle, clock);
+    }
+
+    /**
+     * Enqueues one item.
+     *
+     * @throws IllegalArgumentException for an invalid id or a quantity below 1
+     */
+    public Enqueued enqueue(String id, int qty) {
+        return enqueueAll(List.of(new Item(id, qty))).get(0);
+    }
+
+    /**
+     * Enqueues items in the given order, in one transaction: either all are recorded or none.
+     *
+     * @return what happened to each item, in the same order
+     */
+    public synchronized List<Enqueued> enqueueAll(List<Item> items) {
+        String now = clock.instant().toString();
+        return handle.inTransaction(tx -> {
+            List<Enqueued> results = new ArrayList<>(items.size());
+            for (Item item : items) {
+                results.add(enqueue(tx, item, now));
+            }
+            return results;
+        });
+    }
+
+    private static Enqueued enqueue(Handle tx, Item item, String now) {
+        // Claim first, then read what is stored: never check-then-insert.
+        int inserted = tx.createUpdate("INSERT INTO outbox_item (id, qty, enqueued_at) VALUES (:id, :qty, :now)"
+                        + " ON CONFLICT (id) DO NOTHING")
+                .bind("id", item.id()).bind("qty", item.qty()).bind("now", now)
+                .execute();
+        if (inserted == 1) {
+            return Enqueued.ADDED;
+        }
+        int stored = tx.createQuery("SELECT qty FROM outbox_item WHERE id = ?")
+                .bind(0, item.id()).mapTo(Integer.class).one();
+        return stored == item.qty() ? Enqueued.ALREADY_ENQUEUED : Enqueued.REFUSED_OTHER_QTY;
+    }
+
+    /** Every pending item, in enqueue order. */
+    public synchronized List<OutboxItem> pending() {
+        return handle.createQuery(
+                        "SELECT seq, id, qty, state, attempts, reason FROM outbox_item WHERE state = 'pending' ORDER BY seq")
+                .map((rs, ctx) -> item(rs))
+                .list();
+    }
+
+    /** Items that were rejected or exhausted, in enqueue order, for the operator. */
+    public synchronized List<OutboxItem> parked() {
+        return handle.createQuery("SELECT seq, id, qty, state, attempts, reason FROM outbox_item"
+                        + " WHERE state IN ('rejected', 'exhausted') ORDER BY seq")
+                .map((rs, ctx) -> item(rs))
+                .list();
+    }
+
+    /** The item stored for {@code id}, if any. */
+    public synchronized Optional<OutboxItem> find(String id) {
+        return handle.createQuery("SELECT seq, id, qty, state, attempts, reason FROM outbox_item WHERE id = ?")
+                .bind(0, id)
+                .map((rs, ctx) -> item(rs))
+                .findOne();
+    }
+
+    /** How many items are in each state; every state is present. */
+    public synchronized Map<ItemState, Long> counts() {
+        Map<ItemState, Long> counts = new EnumMap<>(ItemState.class);
+        for (ItemState state : ItemState.values()) {
+            counts.put(state, 0L);
+        }
+        handle.createQuery("SELECT state, COUNT(*) AS n FROM outbox_item GROUP BY state")
+                .map((rs, ctx) -> Map.entry(ItemState.ofColumn(rs.getString("state")), rs.getLong("n")))
+                .forEach(entry -> counts.put(entry.getKey(), entry.getValue()));
+        return counts;
+    }
+
+    /** Writes the completion mark after a verified ACK, counting the attempt. */
+    void markAcked(String id, boolean applied) {
+        settle(id, ItemState.ACKED, null, applied);
+    }
+
+    /** Parks a pending item as rejected or exhausted, with its reason, counting the attempt. */
+    void park(String id, ItemState state, String reason) {
+        settle(id, state, reason, null);
+    }
+
+    /** Counts an uncertain attempt; the item stays pending. */
+    synchronized void recordUncertain(String id, String reason) {
+        handle.createUpdate("UPDATE outbox_item SET attempts = attempts + 1, reason = :reason"
+                        + " WHERE id = :id AND state = 'pending'")
+                .bind("id", id).bind("reason", reason)
+                .execute();
+    }
+
+    private synchronized void settle(String id, ItemState state, String reason, Boolean applied) {
+        handle.createUpdate("UPDATE outbox_item SET state = :state, attempts = attempts + 1,"
+                        + " reason = :reason, applied = :applied, settled_at = :now WHERE id = :id AND state = 'pending'")
+                .bind("id", id).bind("state", state.column()).bind("reason", reason)
+                .bind("applied", applied).bind("now", clock.instant().toString())
+                .execute();
+    }
+
+    /** Closes the outbox's connection; the file and its items stay. */
+    @Override
+    public synchronized void close() {
+        handle.close();
+    }
+
+    private static OutboxItem item(ResultSet rs) throws SQLException {
+        return new OutboxItem(rs.getLong("seq"), rs.getString("id"), rs.getInt("qty"),
+                ItemState.ofColumn(rs.getString("state")), rs.getInt("attempts"), rs.getString("reason"));
+    }
+
+    /**
+     * An item to enqueue.
+     *
+     * @param id the business id, valid under protocol version 1
+     * @param qty the quantity, at least 1
+     */
+    public record Item(String id, int qty) {
+        /** @throws IllegalArgumentException for an invalid id or a quantity below 1 */
+        public Item {
+            if (id == null) {
+                throw new IllegalArgumentException("id is missing");
+            }
+            Optional<String> problem = ProtocolV1.idProblem(id);
+            if (problem.isPresent()) {
+                throw new IllegalArgumentException(problem.get());
+            }
+            if (qty < 1) {
+                throw new IllegalArgumentException("qty must be at least 1, was " + qty);
+            }
+        }
+    }
+}
