@@ -3,6 +3,9 @@ package dev.idempotent.inbox.postgres;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.security.SecureRandom;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.HexFormat;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -107,6 +110,15 @@ final class PostgresFixture implements InboxFixture {
                 handle.close();
             }
         };
+    }
+
+    @Override
+    public void insertReceivedRows(String inbox, String prefix, int count, Instant receivedAt) {
+        jdbi.useHandle(handle -> handle.execute("""
+                INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                                           fingerprint, received_at)
+                SELECT ?, ? || n, 1, 'inbox.int64', 1, ?, ? FROM generate_series(0, ? - 1) AS n""",
+                inbox, prefix, new byte[32], OffsetDateTime.ofInstant(receivedAt, ZoneOffset.UTC), count));
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.idempotent.inbox.sqlite;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.nio.file.Path;
+import java.time.Instant;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 
@@ -43,6 +44,16 @@ final class SqliteFixture implements InboxFixture {
                 handle.close();
             }
         };
+    }
+
+    @Override
+    public void insertReceivedRows(String inbox, String prefix, int count, Instant receivedAt) {
+        jdbi.useHandle(handle -> handle.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+                INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                                           fingerprint, content, received_at)
+                SELECT ?, ? || i, 1, 'inbox.int64', 1, ?, NULL, ? FROM n""",
+                count, inbox, prefix, new byte[32], receivedAt.toEpochMilli()));
     }
 
     @Override

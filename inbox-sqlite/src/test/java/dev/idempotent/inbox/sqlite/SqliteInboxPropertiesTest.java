@@ -33,6 +33,11 @@ class SqliteInboxPropertiesTest extends InboxProperties {
             }
 
             @Override
+            public void insertReceivedRows(String inbox, String prefix, int count, java.time.Instant receivedAt) {
+                files.insertReceivedRows(inbox, prefix, count, receivedAt);
+            }
+
+            @Override
             public void close() {
                 try (Stream<Path> paths = Files.walk(directory)) {
                     paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());

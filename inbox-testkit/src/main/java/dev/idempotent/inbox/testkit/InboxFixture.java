@@ -2,6 +2,7 @@ package dev.idempotent.inbox.testkit;
 
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
+import java.time.Instant;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 
@@ -26,6 +27,13 @@ public interface InboxFixture extends AutoCloseable {
      * returned lock is closed. Returns once the lock is held.
      */
     HeldLock holdWriteLock(String inbox, String id);
+
+    /**
+     * Writes {@code count} inbox rows of inbox {@code inbox} directly, with ids {@code prefix0},
+     * {@code prefix1}, ... and receive time {@code receivedAt}, as fast as the database allows: the
+     * setup of retention scenarios. The inbox schema must exist (build an inbox once first).
+     */
+    void insertReceivedRows(String inbox, String prefix, int count, Instant receivedAt);
 
     /** Drops what the fixture created. */
     @Override
