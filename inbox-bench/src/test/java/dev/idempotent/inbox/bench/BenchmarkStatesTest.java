@@ -1,0 +1,139 @@
+package dev.idempotent.inbox.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.Outcome;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Runs each benchmark's setup, one operation of every side and the teardown once, on small data:
+ * proves the states open and close cleanly without running the benchmarks themselves.
+ */
+class BenchmarkStatesTest {
+
+    @TempDir
+    Path parent;
+
+    @Test
+    void inboxAndBaselineApplyNewIdsAndLeaveNoFilesBehind() throws Exception {
+        SingleApplyBenchmark bench = new SingleApplyBenchmark();
+        SingleApplyBenchmark.Database db = new SingleApplyBenchmark.Database();
+        db.open(parent, 0, null);
+        try {
+            assertTrue(bench.jdbc(db));
+            assertTrue(bench.jdbcUnprepared(db));
+            assertInstanceOf(Outcome.Applied.class, bench.inbox(db));
+            assertInstanceOf(Outcome.Applied.class, bench.inboxPreparedEffect(db));
+            long total = db.inbox().jdbi().withHandle(h ->
+                    h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
+            assertEquals(4 * SqliteState.QUANTITY, total);
+        } finally {
+            db.close();
+        }
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void duplicatesAreRecognisedByBothSides() throws Exception {
+        DuplicateBenchmark bench = new DuplicateBenchmark();
+        DuplicateBenchmark.Database db = new DuplicateBenchmark.Database();
+        db.open(parent, DuplicateBenchmark.STORED, Ids::random);
+        try {
+            assertFalse(bench.jdbc(db));
+            assertInstanceOf(Outcome.Duplicate.class, bench.inbox(db));
+        } finally {
+            db.close();
+        }
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void prefilledFileHoldsTheRowsAndTakesNewOnes() throws Exception {
+        PrefilledBenchmark bench = new PrefilledBenchmark();
+        PrefilledBenchmark.Database db = new PrefilledBenchmark.Database();
+        db.rows = 1_000;
+        db.open(parent, db.rows, row -> Ids.spread(row, db.rows));
+        try {
+            assertInstanceOf(Outcome.Applied.class, bench.inbox(db));
+            long stored = db.inbox().jdbi().withHandle(h ->
+                    h.createQuery("SELECT count(*) FROM inbox_message").mapTo(Long.class).one());
+            assertEquals(1_001, stored);
+            String mode = db.inbox().jdbi().withHandle(h ->
+                    h.createQuery("PRAGMA journal_mode").mapTo(String.class).one());
+            assertEquals("wal", mode);
+        } finally {
+            db.close();
+        }
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void concurrentStateServesBothSides() throws Exception {
+        ConcurrentBenchmark bench = new ConcurrentBenchmark();
+        ConcurrentBenchmark.Database db = new ConcurrentBenchmark.Database();
+        db.open(parent, 0, null);
+        try {
+            assertTrue(bench.jdbc01(db));
+            assertInstanceOf(Outcome.Applied.class, bench.inbox01(db));
+        } finally {
+            db.close();
+        }
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void pairedStateKeepsTheSidesOnSeparateFiles() throws Exception {
+        PairedBenchmark.Databases db = new PairedBenchmark.Databases();
+        db.pair = "PREPARED_EFFECT_VS_JDBC";
+        db.inboxSide.open(parent, 0, null);
+        db.jdbcSide.open(parent, 0, null);
+        PairedBenchmark.SideTimes times = new PairedBenchmark.SideTimes();
+        try {
+            assertTrue(new PairedBenchmark().newIds(db, times));
+            assertTrue(new PairedBenchmark().newIds(db, times));
+            assertTrue(times.inboxNanos > 0 && times.jdbcNanos > 0);
+            assertFalse(db.inboxSide.file().equals(db.jdbcSide.file()));
+        } finally {
+            db.tearDown();
+        }
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void batchAndSyncLoopsRun() throws Exception {
+        BatchBenchmark.Database db = new BatchBenchmark.Database();
+        db.size = 10;
+        db.open(parent, 0, null);
+        try {
+            assertEquals(10, new BatchBenchmark().jdbc(db));
+        } finally {
+            db.close();
+        }
+        SyncRateBenchmark.SyncFile file = new SyncRateBenchmark.SyncFile();
+        file.open(parent);
+        file.writeAndSync();
+        file.close();
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void spreadIdsAscendAndRandomIdsDiffer() {
+        assertTrue(Ids.spread(0, 3).compareTo(Ids.spread(1, 3)) < 0);
+        assertTrue(Ids.spread(1, 3).compareTo(Ids.spread(2, 3)) < 0);
+        assertEquals(16, Ids.random(1).length());
+        assertFalse(Ids.random(1).equals(Ids.random(2)));
+    }
+
+    private void assertDirectoryEmpty() throws Exception {
+        try (Stream<Path> left = Files.list(parent)) {
+            assertEquals(0, left.count(), "benchmark files left behind");
+        }
+    }
+}
