@@ -14,10 +14,13 @@ import java.io.PrintStream;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -40,8 +43,11 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--outbox", required = true, paramLabel = "FILE", description = "The publisher's SQLite file, created if absent.")
     Path outboxFile;
 
-    @Option(names = "--to", required = true, paramLabel = "URL", description = "The receiver, for example http://127.0.0.1:8080")
-    URI to;
+    @Option(names = "--to", required = true, paramLabel = "URL",
+            description = "The receiver, for example http://127.0.0.1:8080. Repeat it for instances of one warehouse"
+                    + " that share a database: the s-th enqueued item goes first to URL number (s mod n, counting from 0),"
+                    + " and each uncertain attempt moves it on to the next URL in the list.")
+    List<URI> to;
 
     @Option(names = "--token", paramLabel = "T", description = "Send 'Authorization: Bearer T'.")
     String token;
@@ -68,6 +74,12 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--max-backoff-ms", paramLabel = "MS", defaultValue = "5000",
             description = "The longest wait between two attempts (default ${DEFAULT-VALUE}).")
     long maxBackoffMillis;
+
+    @Option(names = "--max-resend-age", paramLabel = "DURATION",
+            description = "Stop sending an item this long after it was first enqueued (its origin time) and park it as"
+                    + " exhausted, as ISO-8601 (PT1H, P7D) (default: no limit). Give the receivers"
+                    + " serve --sender-max-resend-age with the same value.")
+    Duration maxResendAge;
 
     /** One item from the command line, or a file of them. */
     static final class Items {
@@ -96,11 +108,20 @@ final class PublishCommand implements Callable<Integer> {
             if (!toEnqueue.isEmpty()) {
                 reportEnqueued(out, toEnqueue, outbox.enqueueAll(toEnqueue));
             }
-            out.println("delivering pending items to " + settings.receiptsUri());
-            DeliveryReport report = new Publisher(outbox, settings, DeliveryListener.NONE).deliverPending();
+            out.println("delivering pending items to " + (to.size() == 1 ? settings.receiptsUri()
+                    : settings.receivers().stream().map(URI::toString).collect(Collectors.joining(", "))));
+            Map<URI, AtomicLong> byReceiver = new LinkedHashMap<>();
+            settings.receivers().forEach(receiver -> byReceiver.put(receiver, new AtomicLong()));
+            DeliveryListener countByReceiver = attempt -> byReceiver.get(attempt.receiver()).incrementAndGet();
+            DeliveryReport report = new Publisher(outbox, settings, countByReceiver).deliverPending();
             out.printf("acked %d (duplicates confirmed %d), rejected %d, exhausted %d; attempts %d (resends %d)%n",
                     report.acked(), report.duplicatesConfirmed(), report.rejected(), report.exhausted(),
                     report.attempts(), report.resends());
+            if (to.size() > 1) {
+                out.println("attempts by receiver: " + byReceiver.entrySet().stream()
+                        .map(entry -> entry.getKey() + " " + entry.getValue().get())
+                        .collect(Collectors.joining(", ")));
+            }
             Map<ItemState, Long> counts = outbox.counts();
             out.printf("outbox: %d acked, %d pending, %d rejected, %d exhausted%n", counts.get(ItemState.ACKED),
                     counts.get(ItemState.PENDING), counts.get(ItemState.REJECTED), counts.get(ItemState.EXHAUSTED));
@@ -117,6 +138,9 @@ final class PublishCommand implements Callable<Integer> {
                     .withWindow(window)
                     .withRequestTimeout(Duration.ofMillis(timeoutMillis))
                     .withBackoff(Duration.ofMillis(backoffMillis), Duration.ofMillis(maxBackoffMillis));
+            if (maxResendAge != null) {
+                settings = settings.withMaxResendAge(maxResendAge);
+            }
             return token == null ? settings : settings.withToken(token);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

@@ -1,13 +1,18 @@
 package dev.idempotent.inbox.examples;
 
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.examples.http.AckFault;
 import dev.idempotent.inbox.examples.http.ReceiverSettings;
 import dev.idempotent.inbox.examples.http.WarehouseServer;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -22,8 +27,25 @@ final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--db", required = true, paramLabel = "FILE", description = "The warehouse's SQLite file, created if absent.")
+    @Option(names = "--db", required = true, paramLabel = "FILE|URL",
+            description = "The warehouse's SQLite file, or a PostgreSQL database as postgresql://HOST:PORT/DB?user=NAME"
+                    + " (jdbc:postgresql://... too); its tables are created if absent.")
     String db;
+
+    @Option(names = "--retention", paramLabel = "DURATION",
+            description = "How long inbox rows are kept before a purge may delete them, as ISO-8601 (P7D, PT12H)"
+                    + " (default: the library's, 30 days).")
+    Duration retention;
+
+    @Option(names = "--purge-every", paramLabel = "DURATION",
+            description = "Purge rows older than the retention this often, starting one period after startup,"
+                    + " as ISO-8601 (PT1H) (default: never).")
+    Duration purgeEvery;
+
+    @Option(names = "--sender-max-resend-age", paramLabel = "DURATION",
+            description = "The age after which the senders stop resending (publish --max-resend-age), as ISO-8601;"
+                    + " a --retention shorter than it plus the clock-skew margin (10 minutes) is refused.")
+    Duration senderMaxResendAge;
 
     @Option(names = "--bind", paramLabel = "ADDRESS", defaultValue = "127.0.0.1",
             description = "The address to listen on (default ${DEFAULT-VALUE}); any other than loopback needs --token.")
@@ -46,11 +68,17 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ReceiverSettings settings = settings();
+        if (purgeEvery != null && (purgeEvery.isNegative() || purgeEvery.isZero())) {
+            throw new ParameterException(spec.commandLine(), "--purge-every must be positive, was " + purgeEvery);
+        }
         Warehouse warehouse;
         try {
-            warehouse = WarehouseDatabase.open(db);
+            warehouse = WarehouseDatabase.open(db, options());
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+            throw new ParameterException(spec.commandLine(), "refusing to start: " + e.getMessage());
+        } catch (InboxStorageException e) {
+            spec.commandLine().getErr().println("cannot open the warehouse (" + e.kind() + "): " + e.getMessage());
+            return 1;
         }
         WarehouseServer server;
         try {
@@ -59,10 +87,15 @@ final class ServeCommand implements Callable<Integer> {
             warehouse.close();
             throw e;
         }
+        ScheduledExecutorService purger = purgeEvery == null ? null : startPurging(warehouse);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            // Stop taking requests, let running transactions commit, then release the file.
+            // Stop taking requests, let running transactions (and a running purge batch) commit,
+            // then release the database.
             server.close();
+            if (purger != null) {
+                stopPurging(purger);
+            }
             warehouse.close();
             System.out.println("warehouse stopped");
             System.out.flush();
@@ -72,6 +105,37 @@ final class ServeCommand implements Callable<Integer> {
         System.out.flush();
         stopped.await();
         return 0;
+    }
+
+    private WarehouseOptions options() {
+        WarehouseOptions options = WarehouseOptions.defaults();
+        if (retention != null) {
+            options = options.withRetention(retention);
+        }
+        if (senderMaxResendAge != null) {
+            options = options.withSenderMaxResendAge(senderMaxResendAge);
+        }
+        return options;
+    }
+
+    private ScheduledExecutorService startPurging(Warehouse warehouse) {
+        ScheduledExecutorService purger = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "warehouse-purge");
+            thread.setDaemon(true);
+            return thread;
+        });
+        warehouse.retention().schedulePurge(purger, purgeEvery);
+        return purger;
+    }
+
+    private static void stopPurging(ScheduledExecutorService purger) {
+        // shutdown() cancels the next runs; a purge batch in progress is a short transaction.
+        purger.shutdown();
+        try {
+            purger.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private ReceiverSettings settings() {

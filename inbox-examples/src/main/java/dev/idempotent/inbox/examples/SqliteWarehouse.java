@@ -2,10 +2,12 @@ package dev.idempotent.inbox.examples;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.function.UnaryOperator;
 import org.jdbi.v3.core.Jdbi;
 
@@ -40,8 +42,8 @@ public final class SqliteWarehouse implements Warehouse {
     }
 
     @Override
-    public Outcome<Void> receive(String id, long qty) {
-        return inbox.apply(id, Content.of(qty), tx -> {
+    public Outcome<Void> receive(String id, long qty, Instant origin) {
+        return inbox.apply(id, Content.of(qty), origin, tx -> {
             tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
             return null;
         });
@@ -61,6 +63,11 @@ public final class SqliteWarehouse implements Warehouse {
     @Override
     public InboxStats stats() {
         return inbox.stats();
+    }
+
+    @Override
+    public InboxRetention retention() {
+        return inbox.retention();
     }
 
     @Override

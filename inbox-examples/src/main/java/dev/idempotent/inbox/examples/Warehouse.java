@@ -1,10 +1,12 @@
 package dev.idempotent.inbox.examples;
 
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.function.UnaryOperator;
 
 /**
@@ -38,7 +40,23 @@ public interface Warehouse extends AutoCloseable {
      * @throws dev.idempotent.inbox.InboxException as {@link dev.idempotent.inbox.Inbox#apply}
      *     throws it; none of them means the shipment was received
      */
-    Outcome<Void> receive(String id, long qty);
+    default Outcome<Void> receive(String id, long qty) {
+        return receive(id, qty, null);
+    }
+
+    /**
+     * Receives one shipment that carries its origin time: when the sender first created it, the
+     * same on every resend. A shipment new to the warehouse whose origin time is older than the
+     * inbox can judge is refused (see {@link InboxRetention}).
+     *
+     * @param origin the origin time, or {@code null} when the sender gave none
+     * @return Applied, Duplicate or Conflict, returned only after the commit
+     * @throws dev.idempotent.inbox.StaleMessageException if the shipment is new and its origin
+     *     time is before the horizon plus the clock-skew margin; nothing changed
+     * @throws dev.idempotent.inbox.InboxException as {@link dev.idempotent.inbox.Inbox#apply}
+     *     throws it; none of them means the shipment was received
+     */
+    Outcome<Void> receive(String id, long qty, Instant origin);
 
     /** The committed total and the number of receipts, read together. */
     StockLevel stock();
@@ -55,6 +73,9 @@ public interface Warehouse extends AutoCloseable {
 
     /** Requests and applied effects of this instance, counted apart. */
     InboxStats stats();
+
+    /** The inbox's purge, horizon and retention figures. */
+    InboxRetention retention();
 
     /** Where the warehouse keeps its data, for messages to people. */
     String describe();

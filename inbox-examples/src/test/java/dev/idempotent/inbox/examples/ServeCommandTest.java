@@ -71,11 +71,25 @@ class ServeCommandTest {
     }
 
     @Test
-    void refusesADatabaseUrlItCannotOpenYet() throws Exception {
+    void refusesADatabaseUrlItCannotOpen() throws Exception {
         Path err = dir.resolve("serve.err");
-        Process serve = ChildJvm.start(dir.resolve("serve.out"), err, "serve", "--db", "postgresql://db.example/warehouse");
+        Process serve = ChildJvm.start(dir.resolve("serve.out"), err, "serve", "--db", "mysql://db.example/warehouse");
         assertTrue(serve.waitFor(60, TimeUnit.SECONDS));
         assertNotEquals(0, serve.exitValue());
-        assertTrue(Files.readString(err).contains("--db postgresql://... is not supported yet"));
+        assertTrue(Files.readString(err).contains("--db mysql://... is not supported"));
+    }
+
+    @Test
+    void refusesARetentionShorterThanTheSendersResendAge() throws Exception {
+        Path err = dir.resolve("serve.err");
+        Process serve = ChildJvm.start(dir.resolve("serve.out"), err, "serve", "--db", dir.resolve("warehouse.db").toString(),
+                "--retention", "P7D", "--sender-max-resend-age", "P7D", "--purge-every", "PT1H");
+        assertTrue(serve.waitFor(60, TimeUnit.SECONDS));
+        assertNotEquals(0, serve.exitValue());
+        String message = Files.readString(err);
+        System.out.println("serve refused a short retention:\n" + message.lines().findFirst().orElse("").indent(2));
+        assertTrue(message.contains("refusing to start: retention (PT168H) must be at least senderMaxResendAge (PT168H)"
+                + " plus clockSkewMargin (PT10M)"), message);
+        assertFalse(Files.readString(dir.resolve("serve.out")).contains("listening"), "never listened");
     }
 }

@@ -3,18 +3,29 @@ package dev.idempotent.inbox.examples.http;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.Iterator;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
- * Reads a receipt from a request body, strictly: a JSON object with exactly the fields {@code id}
- * (a string) and {@code qty} (a JSON integer). Anything looser would let two senders mean
- * different things by the same bytes.
+ * Reads a receipt from a request body, strictly: a JSON object with the fields {@code id} (a
+ * string), {@code qty} (a JSON integer) and, optionally, {@code origin} (a UTC timestamp string),
+ * and no others. Anything looser would let two senders mean different things by the same bytes.
  */
 final class ReceiptParser {
 
-    private static final Set<String> FIELDS = Set.of("id", "qty");
+    private static final Set<String> FIELDS = Set.of("id", "qty", "origin");
+
+    /**
+     * RFC 3339 in UTC only, with an upper-case {@code T} and {@code Z} and at most nine fraction
+     * digits. An offset such as {@code +01:00} is refused rather than converted: the origin time is
+     * compared with the warehouse's horizon, and one spelling per instant keeps senders honest.
+     */
+    private static final Pattern ORIGIN = Pattern.compile(
+            "\\d{4}-\\d{2}-\\d{2}T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,9})?Z");
 
     private ReceiptParser() {}
 
@@ -28,7 +39,7 @@ final class ReceiptParser {
         while (names.hasNext()) {
             String name = names.next();
             if (!FIELDS.contains(name)) {
-                throw refuse("unknown_field", "only the fields id and qty are allowed", id);
+                throw refuse("unknown_field", "only the fields id, qty and origin are allowed", id);
             }
         }
         JsonNode idNode = root.get("id");
@@ -49,7 +60,24 @@ final class ReceiptParser {
         if (!qtyNode.isIntegralNumber() || !qtyNode.canConvertToInt() || qtyNode.intValue() < 1) {
             throw refuse("invalid_qty", "qty must be a JSON integer from 1 to 2147483647", id);
         }
-        return new Receipt(id, qtyNode.intValue());
+        return new Receipt(id, qtyNode.intValue(), origin(root.get("origin"), id));
+    }
+
+    /** The origin time, empty when the field is absent; a field that is present must be valid. */
+    private static Optional<Instant> origin(JsonNode node, String id) throws Refusal.Thrown {
+        if (node == null) {
+            return Optional.empty();
+        }
+        String problem = "origin must be a UTC timestamp string such as 2026-01-05T10:00:00.123Z";
+        if (!node.isTextual() || !ORIGIN.matcher(node.textValue()).matches()) {
+            throw refuse("invalid_origin", problem, id);
+        }
+        try {
+            // The pattern has the shape right; parsing catches dates that do not exist (2026-02-30).
+            return Optional.of(Instant.parse(node.textValue()));
+        } catch (DateTimeParseException e) {
+            throw refuse("invalid_origin", problem, id);
+        }
     }
 
     private static JsonNode readTree(byte[] body) throws Refusal.Thrown {

@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpExchange;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.examples.Warehouse;
 import java.io.IOException;
 import java.util.Locale;
@@ -41,7 +42,13 @@ final class ReceiptsHandler {
         String id = receipt.id();
         Outcome<Void> outcome;
         try {
-            outcome = warehouse.receive(id, receipt.qty());
+            outcome = warehouse.receive(id, receipt.qty(), receipt.origin().orElse(null));
+        } catch (StaleMessageException e) {
+            // Definite: the same request will be refused again, so the sender must not resend it.
+            refuse(exchange, RequestOutcome.STALE, new Refusal(422, "stale",
+                    "the shipment is older than what the warehouse still remembers (horizon " + e.horizon()
+                            + "); it may have been received before, so it is refused and nothing changed", id));
+            return;
         } catch (InboxBusyException e) {
             exchange.getResponseHeaders().set("Retry-After", "1");
             refuse(exchange, RequestOutcome.BUSY,

@@ -1,5 +1,8 @@
 package dev.idempotent.inbox.examples.http;
 
+import dev.idempotent.inbox.RetentionStatus;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
@@ -51,8 +54,12 @@ public final class ReceiverMetrics {
         return acksDropped.sum();
     }
 
-    /** The counters and the given stock in the Prometheus text format, version 0.0.4. */
-    String prometheus(long total, long receipts) {
+    /**
+     * The counters, the given stock and the inbox's retention figures in the Prometheus text
+     * format, version 0.0.4. A gauge without a value (no horizon yet, an empty inbox) is left
+     * out rather than written as 0, which would read as "purged at 1970" or "a row of age 0".
+     */
+    String prometheus(long total, long receipts, RetentionStatus retention) {
         StringBuilder text = new StringBuilder();
         text.append("# HELP warehouse_requests_total Requests to /receipts, by outcome.\n");
         text.append("# TYPE warehouse_requests_total counter\n");
@@ -64,6 +71,21 @@ public final class ReceiverMetrics {
         metric(text, "warehouse_acks_dropped_total", "counter", "Responses dropped after the commit by the fault switch.", acksDropped());
         metric(text, "warehouse_stock_total", "gauge", "The committed stock total.", total);
         metric(text, "warehouse_receipts", "gauge", "Distinct shipments received: the inbox's rows.", receipts);
+        metric(text, "warehouse_inbox_rows_purged_total", "counter",
+                "Inbox rows deleted by purges of this receiver.", retention.rowsPurged());
+        metric(text, "warehouse_stale_refusals_total", "counter",
+                "New shipments refused because their origin time is before the horizon.", retention.staleRefusals());
+        if (retention.horizon().isPresent()) {
+            Instant horizon = retention.horizon().get();
+            metric(text, "warehouse_inbox_horizon_seconds", "gauge",
+                    "The receive time before which inbox rows may have been purged, in epoch seconds.",
+                    horizon.getEpochSecond());
+        }
+        if (retention.oldestRowAge().isPresent()) {
+            Duration age = retention.oldestRowAge().get();
+            metric(text, "warehouse_inbox_oldest_row_age_seconds", "gauge", "The age of the oldest inbox row.",
+                    age.toSeconds());
+        }
         return text.toString();
     }
 

@@ -10,6 +10,11 @@ public enum RequestOutcome {
     DUPLICATE,
     /** The id was applied earlier with another quantity; refused, nothing changed. */
     CONFLICT,
+    /**
+     * The shipment was new, but its origin time is before what the warehouse still remembers;
+     * refused, nothing changed, an operator should look at it.
+     */
+    STALE,
     /** The request was refused before the inbox was asked: bad body, type, size, method or token. */
     INVALID,
     /** The write lock was not obtained in time; nothing changed, the sender should retry. */

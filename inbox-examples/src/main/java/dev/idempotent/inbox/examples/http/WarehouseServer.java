@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code POST /receipts}: receive a shipment; see {@code docs/PROTOCOL.md}.
  *   <li>{@code GET /stock}: {@code {"total": 14, "receipts": 2}}.
- *   <li>{@code GET /metrics}: requests by outcome and applied effects, in Prometheus text format.
+ *   <li>{@code GET /metrics}: requests by outcome, applied effects and the inbox's retention
+ *       figures, in Prometheus text format.
  * </ul>
  *
  * <p>Started by {@link #start}, which returns once the server accepts requests. {@link #close}
@@ -137,7 +138,7 @@ public final class WarehouseServer implements AutoCloseable {
             } else {
                 StockLevel stock = warehouse.stock();
                 Exchanges.sendText(exchange, 200, "text/plain; version=0.0.4; charset=utf-8",
-                        metrics.prometheus(stock.total(), stock.receipts()));
+                        metrics.prometheus(stock.total(), stock.receipts(), warehouse.retention().status()));
             }
         } catch (IOException | UncheckedIOException e) {
             // The peer went away while we answered: for a receipt that is one more lost ACK.

@@ -17,8 +17,11 @@ import java.util.Set;
  */
 final class AckVerifier {
 
-    /** Statuses the receiver gives only when it will refuse the same request again. */
-    private static final Set<Integer> DEFINITE = Set.of(400, 401, 409, 413, 415);
+    /**
+     * Statuses the receiver gives only when it will refuse the same request again; 422 is a
+     * shipment too old for the receiver to judge (stale), which no resend can make younger.
+     */
+    private static final Set<Integer> DEFINITE = Set.of(400, 401, 409, 413, 415, 422);
     private static final int MAX_REASON_LENGTH = 200;
 
     private AckVerifier() {}

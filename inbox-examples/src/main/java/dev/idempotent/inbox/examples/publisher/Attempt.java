@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.examples.publisher;
 
+import java.net.URI;
 import java.util.Objects;
 import java.util.OptionalInt;
 
@@ -14,10 +15,14 @@ import java.util.OptionalInt;
  *     characters; empty when there was none
  * @param verdict what the attempt proved
  * @param state where the item stands now
+ * @param receiver the receiver the attempt went to
  */
-public record Attempt(String id, int qty, int number, OptionalInt status, String response, Verdict verdict, ItemState state) {
+public record Attempt(
+        String id, int qty, int number, OptionalInt status, String response, Verdict verdict, ItemState state,
+        URI receiver) {
     public Attempt {
         Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(receiver, "receiver");
         Objects.requireNonNull(status, "status");
         Objects.requireNonNull(response, "response");
         Objects.requireNonNull(verdict, "verdict");

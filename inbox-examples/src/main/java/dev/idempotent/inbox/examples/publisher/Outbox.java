@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -16,7 +17,9 @@ import org.jdbi.v3.core.Handle;
 /**
  * The publisher's outbox: items to deliver, in their own SQLite file, in enqueue order.
  *
- * <p>An item is enqueued once per id. Its completion mark ({@link ItemState#ACKED}) is written
+ * <p>An item is enqueued once per id, and its first enqueue time is its <em>origin time</em>: sent
+ * with every attempt, the same on every resend and after restarts (enqueueing the id again keeps
+ * it), so that the receiver can tell a resend too old to judge. Its completion mark ({@link ItemState#ACKED}) is written
  * only after a verified ACK, so a publisher that dies at any point finds every unconfirmed item
  * still {@link ItemState#PENDING} when it starts again. Every write is its own committed
  * transaction; the file is in WAL mode with {@code synchronous=FULL}.
@@ -36,7 +39,7 @@ public final class Outbox implements AutoCloseable {
                 attempts    INTEGER NOT NULL DEFAULT 0,
                 reason      TEXT,
                 applied     INTEGER,
-                enqueued_at TEXT    NOT NULL,
+                enqueued_at TEXT    NOT NULL, -- the origin time, sent with every attempt
                 settled_at  TEXT
             )""";
 
@@ -107,14 +110,14 @@ public final class Outbox implements AutoCloseable {
     /** Every pending item, in enqueue order. */
     public synchronized List<OutboxItem> pending() {
         return handle.createQuery(
-                        "SELECT seq, id, qty, state, attempts, reason FROM outbox_item WHERE state = 'pending' ORDER BY seq")
+                        "SELECT seq, id, qty, state, attempts, reason, enqueued_at FROM outbox_item WHERE state = 'pending' ORDER BY seq")
                 .map((rs, ctx) -> item(rs))
                 .list();
     }
 
     /** Items that were rejected or exhausted, in enqueue order, for the operator. */
     public synchronized List<OutboxItem> parked() {
-        return handle.createQuery("SELECT seq, id, qty, state, attempts, reason FROM outbox_item"
+        return handle.createQuery("SELECT seq, id, qty, state, attempts, reason, enqueued_at FROM outbox_item"
                         + " WHERE state IN ('rejected', 'exhausted') ORDER BY seq")
                 .map((rs, ctx) -> item(rs))
                 .list();
@@ -122,7 +125,7 @@ public final class Outbox implements AutoCloseable {
 
     /** The item stored for {@code id}, if any. */
     public synchronized Optional<OutboxItem> find(String id) {
-        return handle.createQuery("SELECT seq, id, qty, state, attempts, reason FROM outbox_item WHERE id = ?")
+        return handle.createQuery("SELECT seq, id, qty, state, attempts, reason, enqueued_at FROM outbox_item WHERE id = ?")
                 .bind(0, id)
                 .map((rs, ctx) -> item(rs))
                 .findOne();
@@ -150,6 +153,15 @@ public final class Outbox implements AutoCloseable {
         settle(id, state, reason, null);
     }
 
+    /** Parks a pending item that was not sent this time; the attempt count stays as it was. */
+    synchronized void parkUnsent(String id, ItemState state, String reason) {
+        handle.createUpdate("UPDATE outbox_item SET state = :state, reason = :reason, settled_at = :now"
+                        + " WHERE id = :id AND state = 'pending'")
+                .bind("id", id).bind("state", state.column()).bind("reason", reason)
+                .bind("now", clock.instant().toString())
+                .execute();
+    }
+
     /** Counts an uncertain attempt; the item stays pending. */
     synchronized void recordUncertain(String id, String reason) {
         handle.createUpdate("UPDATE outbox_item SET attempts = attempts + 1, reason = :reason"
@@ -166,6 +178,11 @@ public final class Outbox implements AutoCloseable {
                 .execute();
     }
 
+    /** The clock the outbox stamps times from; the publisher measures items' ages by it. */
+    Clock clock() {
+        return clock;
+    }
+
     /** Closes the outbox's connection; the file and its items stay. */
     @Override
     public synchronized void close() {
@@ -174,7 +191,8 @@ public final class Outbox implements AutoCloseable {
 
     private static OutboxItem item(ResultSet rs) throws SQLException {
         return new OutboxItem(rs.getLong("seq"), rs.getString("id"), rs.getInt("qty"),
-                ItemState.ofColumn(rs.getString("state")), rs.getInt("attempts"), rs.getString("reason"));
+                ItemState.ofColumn(rs.getString("state")), rs.getInt("attempts"), rs.getString("reason"),
+                Instant.parse(rs.getString("enqueued_at")));
     }
 
     /**

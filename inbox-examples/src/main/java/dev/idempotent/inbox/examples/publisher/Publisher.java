@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idempotent.inbox.examples.http.ProtocolV1;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,6 +31,12 @@ import org.slf4j.LoggerFactory;
  * rejected items are parked with their reason, and uncertain items wait with exponential backoff
  * and jitter and are sent again, until {@code maxAttempts} is reached and they are parked as
  * exhausted. Nothing is ever dropped: an item the publisher could not settle stays in the outbox.
+ *
+ * <p>Every attempt carries the item's origin time ({@link OutboxItem#origin()}). With a
+ * {@linkplain PublisherSettings#maxResendAge() maximum resend age}, an item older than that by the
+ * outbox's clock is not sent again but parked as exhausted: the receivers' retention is set to
+ * cover exactly that age. With several receivers, each attempt goes where
+ * {@link PublisherSettings} says.
  */
 public final class Publisher {
 
@@ -39,6 +47,7 @@ public final class Publisher {
     private final DeliveryListener listener;
     private final Backoff backoff;
     private final HttpClient client;
+    private final Clock clock;
 
     /** A publisher for {@code outbox} that reports every attempt to {@code listener}. */
     public Publisher(Outbox outbox, PublisherSettings settings, DeliveryListener listener) {
@@ -46,6 +55,7 @@ public final class Publisher {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff(), settings.jitterSeed());
+        this.clock = outbox.clock();
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(settings.requestTimeout())
@@ -104,12 +114,22 @@ public final class Publisher {
 
     private void attempt(Run run, Task task) throws InterruptedException {
         OutboxItem item = task.item;
+        if (tooOld(item)) {
+            String reason = "exhausted: first enqueued at " + item.origin() + ", older than the max resend age "
+                    + settings.maxResendAge().get() + "; not sent again";
+            outbox.parkUnsent(item.id(), ItemState.EXHAUSTED, reason);
+            run.exhausted.incrementAndGet();
+            log.warn("item id={} exhausted: older than the max resend age", item.id());
+            run.remaining.countDown();
+            return;
+        }
         int number = task.attemptsBefore + 1;
         run.attempts.incrementAndGet();
         if (task.isResend) {
             run.resends.incrementAndGet();
         }
-        Response response = send(item);
+        URI receiver = settings.receiverFor(item.seq(), number);
+        Response response = send(item, receiver);
         Verdict verdict = response.verdict;
         ItemState state;
         if (verdict instanceof Verdict.Acked acked) {
@@ -140,7 +160,8 @@ public final class Publisher {
             run.queue.add(new Task(item, number, System.nanoTime() + wait.toNanos(), true));
         }
         try {
-            listener.onAttempt(new Attempt(item.id(), item.qty(), number, response.status, response.body, verdict, state));
+            listener.onAttempt(new Attempt(item.id(), item.qty(), number, response.status, response.body, verdict, state,
+                    receiver));
         } catch (RuntimeException e) {
             log.warn("delivery listener failed: {}", e.toString());
         }
@@ -150,11 +171,20 @@ public final class Publisher {
         }
     }
 
-    private Response send(OutboxItem item) throws InterruptedException {
+    /** True when the item's origin time is further back than the maximum resend age allows. */
+    private boolean tooOld(OutboxItem item) {
+        return settings.maxResendAge()
+                .map(age -> Duration.between(item.origin(), clock.instant()).compareTo(age) > 0)
+                .orElse(false);
+    }
+
+    private Response send(OutboxItem item, URI receiver) throws InterruptedException {
         ObjectNode body = ProtocolV1.JSON.createObjectNode();
         body.put("id", item.id());
         body.put("qty", item.qty());
-        HttpRequest.Builder request = HttpRequest.newBuilder(settings.receiptsUri())
+        // The first enqueue time, unchanged on every resend: the receiver judges staleness by it.
+        body.put("origin", item.origin().toString());
+        HttpRequest.Builder request = HttpRequest.newBuilder(PublisherSettings.receiptsUri(receiver))
                 .timeout(settings.requestTimeout())
                 .header("Content-Type", ProtocolV1.JSON_MEDIA_TYPE)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(json(body)));

@@ -39,6 +39,11 @@ public final class Http {
         return postJson("{\"id\":\"" + id + "\",\"qty\":" + qty + "}");
     }
 
+    /** A receipt with an origin time, given as it goes into the JSON string. */
+    public Answer receipt(String id, long qty, String origin) {
+        return postJson("{\"id\":\"" + id + "\",\"qty\":" + qty + ",\"origin\":\"" + origin + "\"}");
+    }
+
     public Answer get(String path) {
         return send(request(path).GET());
     }

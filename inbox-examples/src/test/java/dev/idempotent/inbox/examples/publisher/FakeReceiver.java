@@ -28,6 +28,7 @@ final class FakeReceiver implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
     private final List<String> received = new CopyOnWriteArrayList<>();
+    private final List<JsonNode> bodies = new CopyOnWriteArrayList<>();
 
     FakeReceiver(Answer answer) {
         try {
@@ -39,6 +40,7 @@ final class FakeReceiver implements AutoCloseable {
             try {
                 JsonNode body = ProtocolV1.JSON.readTree(exchange.getRequestBody().readAllBytes());
                 String id = body.get("id").textValue();
+                bodies.add(body);
                 received.add(id);
                 answer.answer(exchange, id);
             } finally {
@@ -70,6 +72,11 @@ final class FakeReceiver implements AutoCloseable {
     /** The ids of every request, in arrival order. */
     List<String> received() {
         return List.copyOf(received);
+    }
+
+    /** The body of every request, in arrival order. */
+    List<JsonNode> bodies() {
+        return List.copyOf(bodies);
     }
 
     @Override
