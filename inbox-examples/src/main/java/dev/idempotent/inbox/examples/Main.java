@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
         name = "inbox-examples",
         mixinStandardHelpOptions = true,
         description = "The idempotent inbox, shown on the seed's snack warehouse.",
-        subcommands = {DemoCommand.class, ServeCommand.class, PublishCommand.class})
+        subcommands = {DemoCommand.class, ServeCommand.class, PublishCommand.class, CrashLabCommand.class})
 public final class Main {
 
     public static void main(String[] args) {

@@ -1,0 +1,56 @@
+package dev.idempotent.inbox.examples.crash;
+
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * Reads a receiver's database through an independent connection: a plain sqlite-jdbc connection
+ * opened by this process, sharing nothing with any inbox, and seeing only what was committed to
+ * the file. After a halted receiver, this is what a restarted one would find.
+ */
+public final class StockView {
+
+    private StockView() {}
+
+    /**
+     * Reads the stock total and the inbox's ids in one read transaction, so both come from the
+     * same committed state.
+     *
+     * @param db the receiver's SQLite file
+     */
+    public static Snapshot read(Path db) {
+        Jdbi jdbi = Jdbi.create("jdbc:sqlite:" + db.toAbsolutePath());
+        return jdbi.inTransaction(handle -> {
+            long total = handle.createQuery(CrashReceiver.READ_TOTAL).mapTo(Long.class).one();
+            Set<String> ids = new TreeSet<>(handle.createQuery("SELECT id FROM inbox_message WHERE inbox = ?")
+                    .bind(0, CrashReceiver.INBOX)
+                    .mapTo(String.class)
+                    .list());
+            return new Snapshot(total, ids);
+        });
+    }
+
+    /**
+     * Committed state at one moment.
+     *
+     * @param total the stock total
+     * @param ids the ids with an inbox row
+     */
+    public record Snapshot(long total, Set<String> ids) {
+        public Snapshot {
+            ids = Set.copyOf(ids);
+        }
+
+        /** Whether {@code id} has an inbox row. */
+        public boolean has(String id) {
+            return ids.contains(id);
+        }
+
+        /** The number of inbox rows. */
+        public int rows() {
+            return ids.size();
+        }
+    }
+}
