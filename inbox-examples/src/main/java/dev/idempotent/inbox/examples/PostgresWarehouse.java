@@ -1,18 +1,13 @@
 package dev.idempotent.inbox.examples;
 
-import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InboxBuilder;
-import dev.idempotent.inbox.InboxRetention;
-import dev.idempotent.inbox.InboxStats;
-import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.postgres.PostgresInbox;
-import java.time.Instant;
 import java.util.function.UnaryOperator;
 import org.jdbi.v3.core.Jdbi;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * The warehouse in a PostgreSQL database that several receiver processes share: table
+ * Opens the warehouse in a PostgreSQL database that several receiver processes share: table
  * {@code stock} holds a single row with the running {@code total}, and the inbox's table
  * {@code inbox_message} sits beside it in the same schema, so that the two change in one
  * transaction, whichever process receives the shipment.
@@ -20,20 +15,12 @@ import org.postgresql.ds.PGSimpleDataSource;
  * <p>The tables live in the first schema of the connection's {@code search_path}; give
  * {@code ?currentSchema=NAME} in the URL to choose another than {@code public}.
  */
-public final class PostgresWarehouse implements Warehouse {
+public final class PostgresWarehouse {
 
     /** The inbox name the warehouse receives shipments under, the same as on SQLite. */
-    public static final String INBOX = SqliteWarehouse.INBOX;
+    public static final String INBOX = InboxWarehouse.INBOX;
 
-    private final String description;
-    private final PostgresInbox inbox;
-    private final Jdbi jdbi;
-
-    private PostgresWarehouse(String description, PostgresInbox inbox) {
-        this.description = description;
-        this.inbox = inbox;
-        this.jdbi = inbox.jdbi();
-    }
+    private PostgresWarehouse() {}
 
     /**
      * Opens the warehouse in the database {@code url} names, creating its tables if absent.
@@ -44,7 +31,7 @@ public final class PostgresWarehouse implements Warehouse {
      * @throws IllegalArgumentException if {@code url} is not a PostgreSQL URL
      * @throws dev.idempotent.inbox.InboxStorageException if the database cannot be reached
      */
-    public static PostgresWarehouse open(String url, UnaryOperator<InboxBuilder<PostgresInbox>> settings) {
+    public static Warehouse open(String url, UnaryOperator<InboxBuilder<PostgresInbox>> settings) {
         String jdbcUrl = url.startsWith("jdbc:") ? url : "jdbc:" + url;
         if (!jdbcUrl.startsWith("jdbc:postgresql://")) {
             throw new IllegalArgumentException("not a PostgreSQL URL; expected postgresql://HOST:PORT/DB");
@@ -74,46 +61,6 @@ public final class PostgresWarehouse implements Warehouse {
         }
         String where = dataSource.getServerNames()[0] + ":" + dataSource.getPortNumbers()[0] + "/"
                 + dataSource.getDatabaseName();
-        return new PostgresWarehouse("PostgreSQL " + where, inbox);
-    }
-
-    @Override
-    public Outcome<Void> receive(String id, long qty, Instant origin) {
-        return inbox.apply(id, Content.of(qty), origin, tx -> {
-            tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
-            return null;
-        });
-    }
-
-    @Override
-    public StockLevel stock() {
-        // One statement sees one snapshot, so the total and the row count belong to the same commit.
-        return jdbi.withHandle(handle -> handle.createQuery(
-                        "SELECT (SELECT total FROM stock WHERE id = 1) AS total,"
-                                + " (SELECT COUNT(*) FROM inbox_message WHERE inbox = :inbox) AS receipts")
-                .bind("inbox", INBOX)
-                .map((rs, ctx) -> new StockLevel(rs.getLong("total"), rs.getLong("receipts")))
-                .one());
-    }
-
-    @Override
-    public InboxStats stats() {
-        return inbox.stats();
-    }
-
-    @Override
-    public InboxRetention retention() {
-        return inbox.retention();
-    }
-
-    @Override
-    public String describe() {
-        return description;
-    }
-
-    @Override
-    public void close() {
-        // The inbox closes no connection, and an unpooled data source holds none between calls.
-        inbox.close();
+        return new InboxWarehouse(inbox, jdbi, "PostgreSQL " + where);
     }
 }

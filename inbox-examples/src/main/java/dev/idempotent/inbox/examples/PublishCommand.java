@@ -1,5 +1,7 @@
 package dev.idempotent.inbox.examples;
 
+import dev.idempotent.inbox.examples.crash.CrashReceiver;
+import dev.idempotent.inbox.examples.publisher.Attempt;
 import dev.idempotent.inbox.examples.publisher.DeliveryListener;
 import dev.idempotent.inbox.examples.publisher.DeliveryReport;
 import dev.idempotent.inbox.examples.publisher.Enqueued;
@@ -81,6 +83,12 @@ final class PublishCommand implements Callable<Integer> {
                     + " serve --sender-max-resend-age with the same value.")
     Duration maxResendAge;
 
+    // Hidden: an experiment switch, like the crash receiver's --halt-at, not an operator's option.
+    @Option(names = "--halt-after-ack", paramLabel = "ID", hidden = true,
+            description = "For experiments: once the verified ACK for ID arrives, print 'HALTING ACK_VERIFIED ID' and halt"
+                    + " this JVM (no shutdown hooks, exit status 86) before the completion mark is written.")
+    String haltAfterAck;
+
     /** One item from the command line, or a file of them. */
     static final class Items {
         @ArgGroup(exclusive = false)
@@ -112,8 +120,22 @@ final class PublishCommand implements Callable<Integer> {
                     : settings.receivers().stream().map(URI::toString).collect(Collectors.joining(", "))));
             Map<URI, AtomicLong> byReceiver = new LinkedHashMap<>();
             settings.receivers().forEach(receiver -> byReceiver.put(receiver, new AtomicLong()));
-            DeliveryListener countByReceiver = attempt -> byReceiver.get(attempt.receiver()).incrementAndGet();
-            DeliveryReport report = new Publisher(outbox, settings, countByReceiver).deliverPending();
+            DeliveryListener listener = new DeliveryListener() {
+                @Override
+                public void onAttempt(Attempt attempt) {
+                    byReceiver.get(attempt.receiver()).incrementAndGet();
+                }
+
+                @Override
+                public void onVerifiedAck(String id, boolean applied) {
+                    if (id.equals(haltAfterAck)) {
+                        out.println("HALTING ACK_VERIFIED " + id);
+                        out.flush();
+                        Runtime.getRuntime().halt(CrashReceiver.HALT_STATUS);
+                    }
+                }
+            };
+            DeliveryReport report = new Publisher(outbox, settings, listener).deliverPending();
             out.printf("acked %d (duplicates confirmed %d), rejected %d, exhausted %d; attempts %d (resends %d)%n",
                     report.acked(), report.duplicatesConfirmed(), report.rejected(), report.exhausted(),
                     report.attempts(), report.resends());

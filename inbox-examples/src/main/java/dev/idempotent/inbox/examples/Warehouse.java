@@ -14,8 +14,8 @@ import java.util.function.UnaryOperator;
  * in the inbox's transaction.
  *
  * <p>This is the seam between the HTTP receiver and the database: the receiver, the demo and the
- * tests only see this interface, so another database can be added beside {@link SqliteWarehouse}
- * without touching them (see {@link WarehouseDatabase}). Implementations are thread-safe.
+ * tests only see this interface. {@link SqliteWarehouse} and {@link PostgresWarehouse} open it on
+ * either database (see {@link WarehouseDatabase}). Thread-safe.
  */
 public interface Warehouse extends AutoCloseable {
 

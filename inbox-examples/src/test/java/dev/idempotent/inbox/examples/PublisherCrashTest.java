@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.examples.crash.ChildJvm;
 import dev.idempotent.inbox.examples.http.AckFault;
 import dev.idempotent.inbox.examples.http.ReceiverSettings;
 import dev.idempotent.inbox.examples.http.WarehouseServer;
@@ -13,6 +14,7 @@ import dev.idempotent.inbox.examples.publisher.Outbox;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -51,21 +53,29 @@ class PublisherCrashTest {
         try (Warehouse warehouse = Warehouse.open(dir.resolve("warehouse.db"), builder -> builder.listener(countApplied));
                 WarehouseServer server = WarehouseServer.start(warehouse,
                         ReceiverSettings.loopback().withAckFault(AckFault.random(0.3, 99)))) {
-            String[] publish = {"publish", "--outbox", outboxFile.toString(), "--to", server.uri().toString(),
-                    "--file", items.toString(), "--backoff-ms", "1", "--max-backoff-ms", "50", "--max-attempts", "40"};
+            List<String> publish = List.of("publish", "--outbox", outboxFile.toString(), "--to", server.uri().toString(),
+                    "--file", items.toString(), "--backoff-ms", "1", "--max-backoff-ms", "50", "--max-attempts", "40");
+            // A killed JVM cannot delete sqlite-jdbc's unpacked native library; keep it in the test's directory.
+            List<String> jvmOptions = List.of("-Dorg.sqlite.tmpdir=" + dir);
 
-            Process first = ChildJvm.start(dir.resolve("first.out"), dir.resolve("first.err"), publish);
-            assertTrue(midRun.await(120, TimeUnit.SECONDS), "the first publisher got going");
-            first.destroyForcibly();
-            assertTrue(first.waitFor(30, TimeUnit.SECONDS));
-            Map<ItemState, Long> atKill = counts(outboxFile);
-            long appliedAtKill = warehouse.stats().applied();
+            Map<ItemState, Long> atKill;
+            long appliedAtKill;
+            try (ChildJvm first = ChildJvm.start("publish-first", jvmOptions, Main.class.getName(), publish,
+                    dir.resolve("first.err"))) {
+                assertTrue(midRun.await(120, TimeUnit.SECONDS), "the first publisher got going");
+                first.kill();
+                atKill = counts(outboxFile);
+                appliedAtKill = warehouse.stats().applied();
+            }
             assertTrue(atKill.get(ItemState.PENDING) > 0, "killed in the middle: " + atKill);
 
-            Process second = ChildJvm.start(dir.resolve("second.out"), dir.resolve("second.err"), publish);
-            assertTrue(second.waitFor(120, TimeUnit.SECONDS), "the restarted publisher finished");
-            String summary = Files.readString(dir.resolve("second.out"));
-            assertEquals(0, second.exitValue(), summary + Files.readString(dir.resolve("second.err")));
+            String summary;
+            try (ChildJvm second = ChildJvm.start("publish-second", jvmOptions, Main.class.getName(), publish,
+                    dir.resolve("second.err"))) {
+                int status = second.awaitExit(Duration.ofSeconds(120));
+                summary = String.join("\n", second.restOfOutput(Duration.ofSeconds(10)));
+                assertEquals(0, status, summary + Files.readString(dir.resolve("second.err")));
+            }
 
             System.out.printf("publisher crash: %d items; killed with %d acked and %d pending in the outbox,"
                             + " %d applied at the warehouse%n",

@@ -3,6 +3,7 @@ package dev.idempotent.inbox.examples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotent.inbox.examples.crash.ChildJvm;
 import dev.idempotent.inbox.examples.http.Http;
 import dev.idempotent.inbox.examples.publisher.Attempt;
 import dev.idempotent.inbox.examples.publisher.DeliveryListener;
@@ -11,10 +12,7 @@ import dev.idempotent.inbox.examples.publisher.ItemState;
 import dev.idempotent.inbox.examples.publisher.Outbox;
 import dev.idempotent.inbox.examples.publisher.Publisher;
 import dev.idempotent.inbox.examples.publisher.PublisherSettings;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,7 +52,7 @@ class ScaleOutTest {
     Path dir;
 
     private PostgresSchema schema;
-    private final List<Process> receivers = new ArrayList<>();
+    private final List<ChildJvm> receivers = new ArrayList<>();
 
     @BeforeEach
     void createSchema() {
@@ -62,11 +60,8 @@ class ScaleOutTest {
     }
 
     @AfterEach
-    void stopAll() throws InterruptedException {
-        for (Process receiver : receivers) {
-            receiver.destroyForcibly();
-            receiver.waitFor(30, TimeUnit.SECONDS);
-        }
+    void stopAll() {
+        receivers.forEach(ChildJvm::close);
         schema.close();
     }
 
@@ -108,8 +103,7 @@ class ScaleOutTest {
             Future<DeliveryReport> two = publishers.submit(() -> new Publisher(second, settings(turned, 2), counting).deliverPending());
 
             assertTrue(midRun.await(60, TimeUnit.SECONDS), "the publishers got going");
-            receivers.get(KILLED).destroyForcibly();
-            assertTrue(receivers.get(KILLED).waitFor(30, TimeUnit.SECONDS));
+            receivers.get(KILLED).kill();
             long pendingAtKill = first.counts().get(ItemState.PENDING) + second.counts().get(ItemState.PENDING);
 
             DeliveryReport a = one.get(60, TimeUnit.SECONDS);
@@ -158,14 +152,13 @@ class ScaleOutTest {
     /** Starts the receivers together and waits until each one listens. */
     private List<URI> startReceivers() throws Exception {
         for (int i = 0; i < RECEIVERS; i++) {
-            receivers.add(ChildJvm.start(null, dir.resolve("serve-" + i + ".err"), "serve", "--db", schema.url()));
+            receivers.add(ChildJvm.start("serve-" + i, List.of(), Main.class.getName(), List.of("serve", "--db", schema.url()),
+                    dir.resolve("serve-" + i + ".err")));
         }
         List<URI> uris = new ArrayList<>();
-        for (Process receiver : receivers) {
-            // The reader is left open: closing it would close the child's standard output.
-            BufferedReader out = new BufferedReader(new InputStreamReader(receiver.getInputStream(), StandardCharsets.UTF_8));
-            String line = out.readLine();
-            Matcher url = URL.matcher(String.valueOf(line));
+        for (ChildJvm receiver : receivers) {
+            String line = receiver.nextLine(Duration.ofSeconds(60));
+            Matcher url = URL.matcher(line);
             assertTrue(url.find(), "first line names the address: " + line);
             assertTrue(line.contains("PostgreSQL 127.0.0.1:5432/test"), line);
             uris.add(URI.create(url.group()));

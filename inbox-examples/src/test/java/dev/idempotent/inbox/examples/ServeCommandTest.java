@@ -5,14 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotent.inbox.examples.crash.ChildJvm;
 import dev.idempotent.inbox.examples.http.Http;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -22,17 +21,24 @@ import org.junit.jupiter.api.io.TempDir;
 class ServeCommandTest {
 
     private static final Pattern URL = Pattern.compile("http://127\\.0\\.0\\.1:\\d+");
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
     Path dir;
 
+    /** Runs {@code inbox-examples ARGS} in a child JVM, its log in {@code serve.err}. */
+    private ChildJvm start(List<String> jvmOptions, String... args) {
+        return ChildJvm.start("serve", jvmOptions, Main.class.getName(), List.of(args), dir.resolve("serve.err"));
+    }
+
     @Test
     void servesUntilSigtermAndLogsIdsButNeverQuantities() throws Exception {
         Path err = dir.resolve("serve.err");
-        Process serve = ChildJvm.start(null, err, "serve", "--db", dir.resolve("warehouse.db").toString());
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8))) {
-            String line = out.readLine();
-            Matcher url = URL.matcher(String.valueOf(line));
+        // The tests' logging settings keep logs to warnings; here the log is read as an operator sees it.
+        try (ChildJvm serve = start(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=info"),
+                "serve", "--db", dir.resolve("warehouse.db").toString())) {
+            String line = serve.nextLine(TIMEOUT);
+            Matcher url = URL.matcher(line);
             assertTrue(url.find(), "first line names the address: " + line);
 
             Http http = new Http(URI.create(url.group()));
@@ -42,10 +48,9 @@ class ServeCommandTest {
             assertEquals(400, http.postJson("{\"id\":\"probe-2\",\"qty\":7654322,\"note\":\"secret-payload\"}").status());
             assertEquals(7654321, http.get("/stock").json().get("total").longValue());
 
-            // SIGTERM; unlike Process.destroy, this leaves the pipe open for the last line.
-            assertTrue(serve.toHandle().destroy());
-            assertTrue(serve.waitFor(30, TimeUnit.SECONDS), "stopped after SIGTERM");
-            assertEquals("warehouse stopped", out.readLine(), "the shutdown hook ran");
+            serve.terminate();
+            serve.awaitExit(TIMEOUT);
+            assertEquals("warehouse stopped", serve.nextLine(TIMEOUT), "the shutdown hook ran");
         }
         String log = Files.readString(err);
         System.out.println("serve's log, as an operator sees it:\n" + log.strip().indent(2));
@@ -60,36 +65,34 @@ class ServeCommandTest {
 
     @Test
     void refusesANonLoopbackAddressWithoutAToken() throws Exception {
-        Path out = dir.resolve("serve.out");
-        Path err = dir.resolve("serve.err");
-        Process serve = ChildJvm.start(out, err, "serve", "--db", dir.resolve("warehouse.db").toString(), "--bind", "0.0.0.0");
-        assertTrue(serve.waitFor(60, TimeUnit.SECONDS));
-        assertNotEquals(0, serve.exitValue());
-        String message = Files.readString(err);
+        try (ChildJvm serve = start(List.of(), "serve", "--db", dir.resolve("warehouse.db").toString(), "--bind", "0.0.0.0")) {
+            assertNotEquals(0, serve.awaitExit(TIMEOUT));
+        }
+        String message = Files.readString(dir.resolve("serve.err"));
         assertTrue(message.contains("refusing to listen on 0.0.0.0 without a token"), message);
         assertFalse(Files.exists(dir.resolve("warehouse.db")), "refused before opening anything");
     }
 
     @Test
     void refusesADatabaseUrlItCannotOpen() throws Exception {
-        Path err = dir.resolve("serve.err");
-        Process serve = ChildJvm.start(dir.resolve("serve.out"), err, "serve", "--db", "mysql://db.example/warehouse");
-        assertTrue(serve.waitFor(60, TimeUnit.SECONDS));
-        assertNotEquals(0, serve.exitValue());
-        assertTrue(Files.readString(err).contains("--db mysql://... is not supported"));
+        try (ChildJvm serve = start(List.of(), "serve", "--db", "mysql://db.example/warehouse")) {
+            assertNotEquals(0, serve.awaitExit(TIMEOUT));
+        }
+        assertTrue(Files.readString(dir.resolve("serve.err")).contains("--db mysql://... is not supported"));
     }
 
     @Test
     void refusesARetentionShorterThanTheSendersResendAge() throws Exception {
-        Path err = dir.resolve("serve.err");
-        Process serve = ChildJvm.start(dir.resolve("serve.out"), err, "serve", "--db", dir.resolve("warehouse.db").toString(),
-                "--retention", "P7D", "--sender-max-resend-age", "P7D", "--purge-every", "PT1H");
-        assertTrue(serve.waitFor(60, TimeUnit.SECONDS));
-        assertNotEquals(0, serve.exitValue());
-        String message = Files.readString(err);
+        List<String> out;
+        try (ChildJvm serve = start(List.of(), "serve", "--db", dir.resolve("warehouse.db").toString(),
+                "--retention", "P7D", "--sender-max-resend-age", "P7D", "--purge-every", "PT1H")) {
+            assertNotEquals(0, serve.awaitExit(TIMEOUT));
+            out = serve.restOfOutput(TIMEOUT);
+        }
+        String message = Files.readString(dir.resolve("serve.err"));
         System.out.println("serve refused a short retention:\n" + message.lines().findFirst().orElse("").indent(2));
         assertTrue(message.contains("refusing to start: retention (PT168H) must be at least senderMaxResendAge (PT168H)"
                 + " plus clockSkewMargin (PT10M)"), message);
-        assertFalse(Files.readString(dir.resolve("serve.out")).contains("listening"), "never listened");
+        assertFalse(out.stream().anyMatch(line -> line.contains("listening")), "never listened: " + out);
     }
 }

@@ -31,7 +31,8 @@ import java.util.stream.Stream;
  * whether this JVM runs from the examples' shaded jar, from Maven's test class path or from an
  * IDE. Standard output is read on a thread of its own into a queue, so a waiting parent can give
  * up after a timeout instead of blocking forever on a child that died; standard error is kept (its
- * last lines) for failure messages. Timeouts are safety nets for broken children, never the means
+ * last lines) for failure messages, or written whole to a file when the caller wants to read the
+ * child's log. Timeouts are safety nets for broken children, never the means
  * of synchronisation: a parent waits for a line the child prints once it has reached a point.
  *
  * <p>Closing stops the child forcibly if it still runs. A child whose parent dies sees its
@@ -55,11 +56,13 @@ public final class ChildJvm implements AutoCloseable {
     private final BlockingQueue<String> stdout = new LinkedBlockingQueue<>();
     private final List<String> seen = new ArrayList<>(); // lines taken from stdout, for failure messages
     private final List<String> stderr = new ArrayList<>(); // guarded by itself
+    private final Path stderrFile; // null when standard error is kept in memory
     private boolean ended;
 
-    private ChildJvm(String name, Process process) {
+    private ChildJvm(String name, Process process, Path stderrFile) {
         this.name = name;
         this.process = process;
+        this.stderrFile = stderrFile;
         this.stdin = new BufferedWriter(new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8));
         pump(process.getInputStream(), stdout::add, true);
         pump(process.getErrorStream(), this::keepStderr, false);
@@ -75,6 +78,19 @@ public final class ChildJvm implements AutoCloseable {
      * @throws UncheckedIOException if the process cannot be started
      */
     public static ChildJvm start(String name, List<String> jvmOptions, String mainClass, List<String> args) {
+        return start(name, jvmOptions, mainClass, args, null);
+    }
+
+    /**
+     * Starts {@code mainClass} in a child JVM whose standard error goes, whole, to {@code stderrFile}
+     * (created or truncated), for a caller that reads the child's log; otherwise as
+     * {@link #start(String, List, String, List)}.
+     *
+     * @param stderrFile where standard error goes, or {@code null} to keep its last lines in memory
+     * @throws UncheckedIOException if the process cannot be started
+     */
+    public static ChildJvm start(String name, List<String> jvmOptions, String mainClass, List<String> args,
+            Path stderrFile) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(mainClass, "mainClass");
         List<String> command = new ArrayList<>();
@@ -84,8 +100,12 @@ public final class ChildJvm implements AutoCloseable {
         command.add(classPath());
         command.add(mainClass);
         command.addAll(args);
+        ProcessBuilder builder = new ProcessBuilder(command);
+        if (stderrFile != null) {
+            builder.redirectError(stderrFile.toFile());
+        }
         try {
-            return new ChildJvm(name, new ProcessBuilder(command).start());
+            return new ChildJvm(name, builder.start(), stderrFile);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start child JVM " + name + ": " + command, e);
         }
@@ -159,6 +179,26 @@ public final class ChildJvm implements AutoCloseable {
         return awaitLine(line -> true, timeout);
     }
 
+    /**
+     * Waits until the child closes its standard output (it usually exits then) and returns the
+     * lines not taken yet, in order.
+     *
+     * @throws IllegalStateException if {@code timeout} passes first
+     */
+    public List<String> restOfOutput(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<String> rest = new ArrayList<>();
+        while (true) {
+            String line = poll(deadline, timeout);
+            if (line == END_OF_OUTPUT) {
+                stdout.add(END_OF_OUTPUT);
+                return rest;
+            }
+            seen.add(line);
+            rest.add(line);
+        }
+    }
+
     private String poll(long deadline, Duration timeout) {
         try {
             String line = stdout.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -206,7 +246,16 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** The last lines the child wrote to standard error. */
+    /**
+     * Asks the child to stop, like {@code kill} (SIGTERM): its shutdown hooks run, and its standard
+     * output stays readable for the lines they print. Returns at once; see {@link #awaitExit}.
+     */
+    public void terminate() {
+        // ProcessHandle's destroy, unlike Process.destroy, leaves the output pipe open.
+        process.toHandle().destroy();
+    }
+
+    /** The last lines the child wrote to standard error; empty when it goes to a file. */
     public List<String> stderrTail() {
         synchronized (stderr) {
             return List.copyOf(stderr);
@@ -234,6 +283,9 @@ public final class ChildJvm implements AutoCloseable {
                 .append("child JVM ").append(name).append(" (pid ").append(process.pid()).append("): ").append(what)
                 .append(process.isAlive() ? "; still running" : "; exited with status " + process.exitValue());
         message.append("\n  stdout so far: ").append(seen);
+        if (stderrFile != null) {
+            message.append("\n  stderr: in ").append(stderrFile);
+        }
         List<String> errors = stderrTail();
         if (!errors.isEmpty()) {
             message.append("\n  stderr (last lines):");

@@ -21,11 +21,22 @@ public final class StockView {
      * @param db the receiver's SQLite file
      */
     public static Snapshot read(Path db) {
+        return read(db, CrashReceiver.INBOX);
+    }
+
+    /**
+     * As {@link #read(Path)}, for another receiver of the same shape (one {@code stock} row, one
+     * inbox) whose inbox is named {@code inbox}: the examples' warehouse, for instance.
+     *
+     * @param db the receiver's SQLite file
+     * @param inbox the name its inbox records messages under
+     */
+    public static Snapshot read(Path db, String inbox) {
         Jdbi jdbi = Jdbi.create("jdbc:sqlite:" + db.toAbsolutePath());
         return jdbi.inTransaction(handle -> {
             long total = handle.createQuery(CrashReceiver.READ_TOTAL).mapTo(Long.class).one();
             Set<String> ids = new TreeSet<>(handle.createQuery("SELECT id FROM inbox_message WHERE inbox = ?")
-                    .bind(0, CrashReceiver.INBOX)
+                    .bind(0, inbox)
                     .mapTo(String.class)
                     .list());
             return new Snapshot(total, ids);

@@ -133,6 +133,11 @@ public final class Publisher {
         Verdict verdict = response.verdict;
         ItemState state;
         if (verdict instanceof Verdict.Acked acked) {
+            try {
+                listener.onVerifiedAck(item.id(), acked.applied());
+            } catch (RuntimeException e) {
+                log.warn("delivery listener failed: {}", e.toString());
+            }
             outbox.markAcked(item.id(), acked.applied());
             state = ItemState.ACKED;
             run.acked.incrementAndGet();

@@ -1,0 +1,70 @@
+package dev.idempotent.inbox.examples;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxRetention;
+import dev.idempotent.inbox.InboxStats;
+import dev.idempotent.inbox.Outcome;
+import java.time.Instant;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The warehouse over any inbox adapter: table {@code stock} holds a single row with the running
+ * {@code total}, changed only by the inbox's effect, in the inbox's transaction. The SQL is the
+ * same on SQLite and PostgreSQL; only opening the database differs.
+ */
+final class InboxWarehouse implements Warehouse {
+
+    /** The inbox name the warehouse receives shipments under. */
+    static final String INBOX = "warehouse";
+
+    private final Inbox<Handle> inbox;
+    private final Jdbi jdbi;
+    private final String description;
+
+    InboxWarehouse(Inbox<Handle> inbox, Jdbi jdbi, String description) {
+        this.inbox = inbox;
+        this.jdbi = jdbi;
+        this.description = description;
+    }
+
+    @Override
+    public Outcome<Void> receive(String id, long qty, Instant origin) {
+        return inbox.apply(id, Content.of(qty), origin, tx -> {
+            tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
+            return null;
+        });
+    }
+
+    @Override
+    public StockLevel stock() {
+        // One statement reads one snapshot, so the total and the row count belong to the same commit.
+        return jdbi.withHandle(handle -> handle.createQuery(
+                        "SELECT (SELECT total FROM stock WHERE id = 1) AS total,"
+                                + " (SELECT COUNT(*) FROM inbox_message WHERE inbox = :inbox) AS receipts")
+                .bind("inbox", INBOX)
+                .map((rs, ctx) -> new StockLevel(rs.getLong("total"), rs.getLong("receipts")))
+                .one());
+    }
+
+    @Override
+    public InboxStats stats() {
+        return inbox.stats();
+    }
+
+    @Override
+    public InboxRetention retention() {
+        return inbox.retention();
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        inbox.close();
+    }
+}
