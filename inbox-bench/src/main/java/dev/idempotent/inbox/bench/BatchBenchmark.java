@@ -17,10 +17,11 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * {@code size} new messages in one transaction. Scores are batches per second; multiply by
- * {@code size} for messages per second. Only the hand-written batch exists so far; the inbox's
- * batch API will be measured by a method beside it, e.g.
- * {@code db.inbox().applyAll(...)} over {@code db.nextIds(db.size)}.
+ * {@code size} new messages in one transaction: {@code jdbc} is the hand-written batch (one {@code
+ * BEGIN IMMEDIATE}, the claim and {@code UPDATE stock} per message, one {@code COMMIT}), {@code
+ * inbox} is {@code applyAll}, which adds a savepoint per message. Scores are batches per second;
+ * multiply by {@code size} for messages per second. The two run one after the other; {@link
+ * PairedBenchmark#batches} interleaves them for a ratio that load cannot bias.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -38,6 +39,10 @@ public class BatchBenchmark {
         @Param({"DISK"})
         public Location location;
 
+        /** How the inbox's effect is written: with Jdbi as in the README, or reusing a prepared statement. */
+        @Param({"JDBI", "PREPARED"})
+        public String effect;
+
         @Setup(Level.Trial)
         public void setUp() throws Exception {
             open(location, 0, null);
@@ -52,5 +57,10 @@ public class BatchBenchmark {
     @Benchmark
     public int jdbc(Database db) throws SQLException {
         return db.jdbc().applyBatch(db.nextIds(db.size), SqliteState.QUANTITY);
+    }
+
+    @Benchmark
+    public int inbox(Database db) {
+        return db.inboxApplyAll(db.nextIds(db.size), "PREPARED".equals(db.effect));
     }
 }

@@ -21,9 +21,9 @@ import org.openjdk.jmh.annotations.Threads;
 /**
  * 1, 8 and 32 callers on one inbox (one shared state, so one file and one inbox), each applying new
  * ids as fast as it can: throughput, and with {@code SampleTime} the latency distribution of single
- * calls (p50, p99, max: starvation shows as a max far above p99). The baseline is the hand-written
- * transaction behind the same kind of fair lock. A group-committed inbox is one more method per
- * thread count calling it.
+ * calls (p50, p99, max: starvation shows as a max far above p99). The inbox's callers go through its
+ * group commit (one transaction and one sync for the queued messages, a savepoint each); the
+ * baseline is the hand-written transaction behind a fair lock, one transaction per message.
  */
 @BenchmarkMode({Mode.Throughput, Mode.SampleTime})
 @OutputTimeUnit(TimeUnit.MILLISECONDS)

@@ -41,6 +41,8 @@ final class HandWrittenInbox implements AutoCloseable {
     private final PreparedStatement update;
     private final PreparedStatement commit;
     private final PreparedStatement rollback;
+    private final PreparedStatement savepoint;
+    private final PreparedStatement release;
 
     HandWrittenInbox(Path file, String inbox) throws SQLException {
         this.inbox = inbox;
@@ -60,6 +62,8 @@ final class HandWrittenInbox implements AutoCloseable {
         update = connection.prepareStatement(UPDATE);
         commit = connection.prepareStatement("COMMIT");
         rollback = connection.prepareStatement("ROLLBACK");
+        savepoint = connection.prepareStatement("SAVEPOINT message");
+        release = connection.prepareStatement("RELEASE message");
     }
 
     /**
@@ -85,16 +89,32 @@ final class HandWrittenInbox implements AutoCloseable {
         }
     }
 
-    /** {@code ids.size()} messages in one transaction; returns how many were new. */
+    /**
+     * {@code ids.size()} messages in one transaction; returns how many were new. Each message is
+     * fingerprinted on its own, as a receiver must: real messages carry different content.
+     */
     int applyBatch(List<String> ids, long quantity) throws SQLException {
-        Fingerprint fingerprint = Content.of(quantity).fingerprint();
+        return applyBatch(ids, quantity, false);
+    }
+
+    /**
+     * As {@link #applyBatch(List, long)}, with each message inside a {@code SAVEPOINT} of its own
+     * when {@code savepoints} is set, as {@code applyAll} does: measures what the savepoints cost.
+     */
+    int applyBatch(List<String> ids, long quantity, boolean savepoints) throws SQLException {
         lock.lock();
         try {
             begin.execute();
             try {
                 int applied = 0;
                 for (String id : ids) {
-                    applied += claimAndApply(id, fingerprint, quantity) ? 1 : 0;
+                    if (savepoints) {
+                        savepoint.execute();
+                    }
+                    applied += claimAndApply(id, Content.of(quantity).fingerprint(), quantity) ? 1 : 0;
+                    if (savepoints) {
+                        release.execute();
+                    }
                 }
                 commit.execute();
                 return applied;

@@ -28,6 +28,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>{@code pair} picks the two sides: the README-style inbox against the baseline, and the two
  * variants that explain the gap (the inbox with an effect that reuses its prepared statement; the
  * baseline preparing every statement afresh).
+ *
+ * <p>{@link #batches} pairs the same way {@code applyAll} with {@code size} messages against the
+ * hand-written batch of the same size; its score is pairs of batches per second.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -48,6 +51,48 @@ public class PairedBenchmark {
 
         @Param({"INBOX_VS_JDBC", "PREPARED_EFFECT_VS_JDBC", "INBOX_VS_UNPREPARED_JDBC"})
         public String pair;
+
+        final Side inboxSide = new Side();
+        final Side jdbcSide = new Side();
+        private boolean inboxFirst;
+
+        @Setup(Level.Trial)
+        public void setUp() throws Exception {
+            inboxSide.open(location, 0, null);
+            jdbcSide.open(location, 0, null);
+        }
+
+        boolean inboxFirst() {
+            inboxFirst = !inboxFirst;
+            return inboxFirst;
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws Exception {
+            try {
+                inboxSide.close();
+            } finally {
+                jdbcSide.close();
+            }
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class BatchDatabases {
+
+        @Param({"DISK", "TMPFS"})
+        public Location location;
+
+        @Param({"10", "100", "1000"})
+        public int size;
+
+        /** How the inbox's effect is written: with Jdbi as in the README, or reusing a prepared statement. */
+        @Param({"JDBI", "PREPARED"})
+        public String effect;
+
+        /** The hand-written batch as is, or with a savepoint around each message as {@code applyAll} has. */
+        @Param({"PLAIN", "SAVEPOINTS"})
+        public String baseline;
 
         final Side inboxSide = new Side();
         final Side jdbcSide = new Side();
@@ -116,6 +161,24 @@ public class PairedBenchmark {
                 ? db.jdbcSide.jdbc().applyUnprepared(id, SqliteState.QUANTITY)
                 : db.jdbcSide.jdbc().apply(id, SqliteState.QUANTITY);
         times.jdbcNanos += System.nanoTime() - start;
+        return applied;
+    }
+
+    @Benchmark
+    public int batches(BatchDatabases db, SideTimes times) throws SQLException {
+        int applied = 0;
+        boolean inboxFirst = db.inboxFirst();
+        for (int side = 0; side < 2; side++) {
+            long start = System.nanoTime();
+            if ((side == 0) == inboxFirst) {
+                applied += db.inboxSide.inboxApplyAll(db.inboxSide.nextIds(db.size), "PREPARED".equals(db.effect));
+                times.inboxNanos += System.nanoTime() - start;
+            } else {
+                applied += db.jdbcSide.jdbc().applyBatch(db.jdbcSide.nextIds(db.size), SqliteState.QUANTITY,
+                        "SAVEPOINTS".equals(db.baseline));
+                times.jdbcNanos += System.nanoTime() - start;
+            }
+        }
         return applied;
     }
 }

@@ -1,6 +1,8 @@
 package dev.idempotent.inbox.bench;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Message;
+import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.io.IOException;
@@ -25,8 +27,7 @@ import java.util.stream.Stream;
  * test and the hand-written baseline, both open on that file; and the operations both sides run.
  *
  * <p>Benchmarks subclass it as a JMH {@code @State}, declare their {@code @Param}s and call
- * {@link #open} from their {@code @Setup} and {@link #close} from their {@code @TearDown}. A new
- * case (a batch API, group commit) is one more method here or in the benchmark class.
+ * {@link #open} from their {@code @Setup} and {@link #close} from their {@code @TearDown}.
  */
 public abstract class SqliteState {
 
@@ -119,14 +120,35 @@ public abstract class SqliteState {
      * baseline does: separates what the inbox costs from what a Jdbi-written effect costs.
      */
     Outcome<Integer> inboxApplyPreparedEffect(String id) throws SQLException {
-        return inbox.apply(id, Content.of(QUANTITY), tx -> {
-            Connection connection = tx.getConnection();
-            if (effectUpdate == null || effectUpdate.getConnection() != connection) {
-                effectUpdate = connection.prepareStatement(HandWrittenInbox.UPDATE);
-            }
-            effectUpdate.setLong(1, QUANTITY);
-            return effectUpdate.executeUpdate();
-        });
+        return inbox.apply(id, Content.of(QUANTITY), tx -> preparedUpdate(tx.getConnection()).executeUpdate());
+    }
+
+    /**
+     * {@code ids} in one {@code applyAll} transaction; returns how many were newly applied. The
+     * effect is written with Jdbi as in the README, or, with {@code preparedEffect}, reuses one
+     * prepared statement as the baseline does.
+     */
+    int inboxApplyAll(List<String> ids, boolean preparedEffect) {
+        List<Message> messages = new ArrayList<>(ids.size());
+        for (String id : ids) {
+            messages.add(Message.of(id, Content.of(QUANTITY)));
+        }
+        List<MessageResult<Integer>> results = preparedEffect
+                ? inbox.applyAll(messages, (tx, message) -> preparedUpdate(tx.getConnection()).executeUpdate())
+                : inbox.applyAll(messages, (tx, message) -> tx.execute(HandWrittenInbox.UPDATE, QUANTITY));
+        int applied = 0;
+        for (MessageResult<Integer> result : results) {
+            applied += result.outcome().filter(Outcome::isNewlyApplied).isPresent() ? 1 : 0;
+        }
+        return applied;
+    }
+
+    private PreparedStatement preparedUpdate(Connection connection) throws SQLException {
+        if (effectUpdate == null || effectUpdate.getConnection() != connection) {
+            effectUpdate = connection.prepareStatement(HandWrittenInbox.UPDATE);
+        }
+        effectUpdate.setLong(1, QUANTITY);
+        return effectUpdate;
     }
 
     SqliteInbox inbox() {

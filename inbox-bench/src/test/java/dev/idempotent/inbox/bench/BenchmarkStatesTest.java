@@ -113,6 +113,13 @@ class BenchmarkStatesTest {
         db.open(parent, 0, null);
         try {
             assertEquals(10, new BatchBenchmark().jdbc(db));
+            db.effect = "JDBI";
+            assertEquals(10, new BatchBenchmark().inbox(db));
+            db.effect = "PREPARED";
+            assertEquals(10, new BatchBenchmark().inbox(db));
+            long total = db.inbox().jdbi().withHandle(h ->
+                    h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
+            assertEquals(30 * SqliteState.QUANTITY, total);
         } finally {
             db.close();
         }
@@ -121,6 +128,49 @@ class BenchmarkStatesTest {
         file.writeAndSync();
         file.close();
         assertDirectoryEmpty();
+    }
+
+    @Test
+    void pairedBatchesApplyEveryMessageOnBothSides() throws Exception {
+        PairedBenchmark.BatchDatabases db = new PairedBenchmark.BatchDatabases();
+        db.size = 10;
+        db.effect = "JDBI";
+        db.baseline = "PLAIN";
+        db.inboxSide.open(parent, 0, null);
+        db.jdbcSide.open(parent, 0, null);
+        PairedBenchmark.SideTimes times = new PairedBenchmark.SideTimes();
+        try {
+            assertEquals(20, new PairedBenchmark().batches(db, times));
+            db.effect = "PREPARED";
+            db.baseline = "SAVEPOINTS";
+            assertEquals(20, new PairedBenchmark().batches(db, times));
+            assertTrue(times.inboxNanos > 0 && times.jdbcNanos > 0);
+        } finally {
+            db.tearDown();
+        }
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void postgresStateServesBothSidesAndDropsItsSchemas() throws Exception {
+        PostgresBenchmark.Database db = new PostgresBenchmark.Database();
+        db.baseline = "WITH_SETTINGS";
+        try {
+            db.setUp();
+        } catch (java.sql.SQLException | RuntimeException unreachable) {
+            org.junit.jupiter.api.Assumptions.abort("no PostgreSQL server at " + PostgresState.URL + ": " + unreachable);
+        }
+        try {
+            PostgresBenchmark.SideTimes times = new PostgresBenchmark.SideTimes();
+            assertTrue(PostgresBenchmark.pair(db, times));
+            assertTrue(PostgresBenchmark.pair(db, times));
+            assertTrue(times.inboxNanos > 0 && times.jdbcNanos > 0);
+            long total = db.inbox().jdbi().withHandle(h ->
+                    h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
+            assertEquals(2 * SqliteState.QUANTITY, total);
+        } finally {
+            db.tearDown();
+        }
     }
 
     @Test

@@ -41,13 +41,15 @@ public final class InboxPurger implements InboxRetention {
         Instant cutoff = settings.clock().instant().minus(settings.retention());
         long purged = 0;
         int batches = 0;
-        int deleted;
+        RetentionStore.PurgePosition position = null;
+        RetentionStore.PurgeBatch batch;
         do {
-            deleted = store.purgeBatch(settings.name(), cutoff, BATCH_SIZE);
-            rowsPurged.add(deleted);
-            purged += deleted;
+            batch = store.purgeBatch(settings.name(), cutoff, position, BATCH_SIZE);
+            position = batch.last().orElse(position);
+            rowsPurged.add(batch.deleted());
+            purged += batch.deleted();
             batches++;
-        } while (deleted == BATCH_SIZE);
+        } while (batch.deleted() == BATCH_SIZE);
         Instant horizon = store.horizon(settings.name()).orElse(cutoff);
         log.info("inbox={} purged rows={} batches={} horizon={}", settings.name(), purged, batches, horizon);
         return new PurgeReport(purged, batches, horizon);

@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.spi;
 
 import java.time.Instant;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -9,15 +10,44 @@ import java.util.Optional;
 public interface RetentionStore {
 
     /**
+     * A row's place in purge order, {@code (received_at, id)}: where one purge batch ended and the
+     * next begins. Batches walk the index forward from it instead of from the start, which on
+     * databases that keep deleted index entries until a vacuum (PostgreSQL) would make each batch
+     * step over every row the earlier batches deleted.
+     *
+     * @param receivedAt the row's receive time
+     * @param id the row's id
+     */
+    record PurgePosition(Instant receivedAt, String id) {
+        public PurgePosition {
+            Objects.requireNonNull(receivedAt, "receivedAt");
+            Objects.requireNonNull(id, "id");
+        }
+    }
+
+    /**
+     * What one batch did.
+     *
+     * @param deleted the number of rows deleted
+     * @param last the position of the last row deleted; empty if none was
+     */
+    record PurgeBatch(int deleted, Optional<PurgePosition> last) {
+        public PurgeBatch {
+            Objects.requireNonNull(last, "last");
+        }
+    }
+
+    /**
      * In one short write transaction: raises the horizon of {@code inbox} to {@code cutoff} unless
      * it is already later (never lowers it), then deletes at most {@code limit} rows of
-     * {@code inbox} received before {@code cutoff}. Raising the horizon first means a crash
+     * {@code inbox} received before {@code cutoff} and after {@code after} in
+     * {@code (received_at, id)} order, oldest first. Raising the horizon first means a crash
      * between the two never leaves purged rows above the horizon.
      *
-     * @return the number of rows deleted
+     * @param after where the previous batch of this purge ended; {@code null} for the first batch
      * @throws dev.idempotent.inbox.InboxBusyException if the write lock was not obtained in time
      */
-    int purgeBatch(String inbox, Instant cutoff, int limit);
+    PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after, int limit);
 
     /** The committed horizon of {@code inbox}, if it was ever purged. */
     Optional<Instant> horizon(String inbox);

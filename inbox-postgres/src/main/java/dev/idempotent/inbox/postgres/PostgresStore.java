@@ -20,6 +20,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -69,10 +71,18 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
             INSERT INTO inbox_horizon (inbox, horizon) VALUES (:inbox, :cutoff)
             ON CONFLICT (inbox) DO UPDATE SET horizon = GREATEST(inbox_horizon.horizon, EXCLUDED.horizon)""";
 
+    private static final Comparator<PurgePosition> PURGE_ORDER =
+            Comparator.comparing(PurgePosition::receivedAt).thenComparing(PurgePosition::id);
+
+    // id = ANY(ARRAY(...)) rather than id IN (...): once the driver prepares the statement on the
+    // server, PostgreSQL may plan IN as a hash semi-join over a scan of the whole table, which made
+    // every batch read every row; the array keeps both sides on their indexes under any plan.
     private static final String DELETE_OLDEST = """
-            DELETE FROM inbox_message WHERE inbox = :inbox AND id IN (
-                SELECT id FROM inbox_message WHERE inbox = :inbox AND received_at < :cutoff
-                ORDER BY received_at LIMIT :limit)""";
+            DELETE FROM inbox_message WHERE inbox = :inbox AND id = ANY(ARRAY(
+                SELECT id FROM inbox_message
+                WHERE inbox = :inbox AND received_at < :cutoff AND (received_at, id) > (:afterReceivedAt, :afterId)
+                ORDER BY received_at, id LIMIT :limit))
+            RETURNING received_at, id""";
 
     // Serialises first use among processes that start together on an empty schema: concurrent
     // CREATE TABLE IF NOT EXISTS of one table can fail on the catalog's unique index. The second
@@ -155,20 +165,24 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     }
 
     @Override
-    public int purgeBatch(String inbox, Instant cutoff, int limit) {
+    public PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after, int limit) {
         PostgresTransaction tx = beginTransaction();
         try {
             tx.handle.createUpdate(RAISE_HORIZON)
                     .bind("inbox", inbox)
                     .bind("cutoff", utc(cutoff))
                     .execute();
-            int deleted = tx.handle.createUpdate(DELETE_OLDEST)
+            List<PurgePosition> deleted = tx.handle.createQuery(DELETE_OLDEST)
                     .bind("inbox", inbox)
                     .bind("cutoff", utc(cutoff))
+                    .bind("afterReceivedAt", after == null ? OffsetDateTime.MIN : utc(after.receivedAt()))
+                    .bind("afterId", after == null ? "" : after.id())
                     .bind("limit", limit)
-                    .execute();
+                    .map((rs, ctx) -> new PurgePosition(
+                            rs.getObject(1, OffsetDateTime.class).toInstant(), rs.getString(2)))
+                    .list();
             tx.commit();
-            return deleted;
+            return new PurgeBatch(deleted.size(), deleted.stream().max(PURGE_ORDER));
         } catch (RuntimeException e) {
             RuntimeException failure = e instanceof JdbiException jdbiFailure
                     ? PostgresErrors.translate(jdbiFailure, "purging") : e;

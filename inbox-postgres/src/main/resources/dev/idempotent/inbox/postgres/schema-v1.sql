@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS inbox_message (
 );
 
 -- Lets a purge find the oldest rows of one inbox without scanning the table.
-CREATE INDEX IF NOT EXISTS inbox_message_received ON inbox_message (inbox, received_at);
+CREATE INDEX IF NOT EXISTS inbox_message_received ON inbox_message (inbox, received_at, id);
 
 -- Per inbox, the receive time before which rows may have been purged. Only ever raised.
 CREATE TABLE IF NOT EXISTS inbox_horizon (

@@ -15,17 +15,20 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
-import org.jdbi.v3.core.statement.StatementContext;
 
 /**
  * The SQLite storage behind {@link SqliteInbox}.
@@ -39,6 +42,12 @@ import org.jdbi.v3.core.statement.StatementContext;
  * explicit {@code BEGIN IMMEDIATE} and {@code COMMIT}: in sqlite-jdbc's own transaction mode,
  * {@code commit()} at once begins the next {@code IMMEDIATE} transaction, so an idle connection
  * would keep the write lock and starve every other writer.
+ *
+ * <p>The statements of every transaction ({@code BEGIN IMMEDIATE}, the claim, the read of a stored
+ * row, savepoints, {@code COMMIT}, {@code ROLLBACK}) are prepared once per writer connection and
+ * run as plain JDBC: preparing them afresh for every message, as Jdbi does, cost more than the
+ * SQLite work they do. The effect itself still gets the Jdbi {@link Handle}, whose statements are
+ * kept for the next message too (see {@link ReusingStatementBuilder}).
  */
 final class SqliteStore implements InboxStore<Handle>, RetentionStore {
 
@@ -47,26 +56,34 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
     private static final String CLAIM = """
             INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                        fingerprint, content, received_at)
-            VALUES (:inbox, :id, :algorithm, :type, :typeVersion, :fingerprint, :content, :receivedAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (inbox, id) DO NOTHING""";
 
     private static final String SELECT = """
             SELECT inbox, id, fingerprint_algorithm, content_type, content_type_version, fingerprint, content,
                    received_at
-            FROM inbox_message WHERE inbox = :inbox AND id = :id""";
+            FROM inbox_message WHERE inbox = ? AND id = ?""";
+
+    private static final String SELECT_HORIZON = "SELECT horizon FROM inbox_horizon WHERE inbox = ?";
 
     private static final String RAISE_HORIZON = """
             INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)
             ON CONFLICT (inbox) DO UPDATE SET horizon = max(horizon, excluded.horizon)""";
 
     private static final String DELETE_OLDEST = """
-            DELETE FROM inbox_message WHERE inbox = ? AND id IN (
-                SELECT id FROM inbox_message WHERE inbox = ? AND received_at < ? ORDER BY received_at LIMIT ?)""";
+            DELETE FROM inbox_message WHERE inbox = :inbox AND id IN (
+                SELECT id FROM inbox_message
+                WHERE inbox = :inbox AND received_at < :cutoff AND (received_at, id) > (:afterReceivedAt, :afterId)
+                ORDER BY received_at, id LIMIT :limit)
+            RETURNING received_at, id""";
+
+    private static final Comparator<PurgePosition> PURGE_ORDER =
+            Comparator.comparing(PurgePosition::receivedAt).thenComparing(PurgePosition::id);
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
     private final ReentrantLock writeLock = new ReentrantLock(true);
-    private Handle writer; // guarded by writeLock
+    private Writer writer; // guarded by writeLock
     private boolean closed; // guarded by writeLock
 
     SqliteStore(Jdbi jdbi, Duration busyTimeout) {
@@ -74,10 +91,15 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         this.busyTimeout = busyTimeout;
         writeLock.lock();
         try {
-            createSchema(writer());
-        } catch (RuntimeException e) {
-            discardWriter();
-            throw e;
+            // The statements name the inbox's tables, so they can be prepared only once the schema exists.
+            Handle handle = openConfigured();
+            try {
+                createSchema(handle);
+                writer = new Writer(handle);
+            } catch (RuntimeException e) {
+                closeQuietly(handle);
+                throw e;
+            }
         } finally {
             writeLock.unlock();
         }
@@ -95,9 +117,9 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         }
         acquireWriteLock();
         try {
-            Handle handle = writer();
-            execute(handle, "BEGIN IMMEDIATE", "beginning the transaction");
-            return new SqliteTransaction(handle);
+            Writer current = writer();
+            run(current.begin, "beginning the transaction");
+            return new SqliteTransaction(current);
         } catch (RuntimeException e) {
             writeLock.unlock();
             throw e;
@@ -122,13 +144,20 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
     }
 
     @Override
-    public int purgeBatch(String inbox, Instant cutoff, int limit) {
+    public PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after, int limit) {
         SqliteTransaction tx = beginTransaction();
         try {
             tx.handle.execute(RAISE_HORIZON, inbox, cutoff.toEpochMilli());
-            int deleted = tx.handle.execute(DELETE_OLDEST, inbox, inbox, cutoff.toEpochMilli(), limit);
+            List<PurgePosition> deleted = tx.handle.createQuery(DELETE_OLDEST)
+                    .bind("inbox", inbox)
+                    .bind("cutoff", cutoff.toEpochMilli())
+                    .bind("afterReceivedAt", after == null ? Long.MIN_VALUE : after.receivedAt().toEpochMilli())
+                    .bind("afterId", after == null ? "" : after.id())
+                    .bind("limit", limit)
+                    .map((rs, ctx) -> new PurgePosition(Instant.ofEpochMilli(rs.getLong(1)), rs.getString(2)))
+                    .list();
             tx.commit();
-            return deleted;
+            return new PurgeBatch(deleted.size(), deleted.stream().max(PURGE_ORDER));
         } catch (RuntimeException e) {
             try {
                 tx.rollback();
@@ -162,7 +191,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
     }
 
     private static Optional<Instant> horizon(Handle handle, String inbox) {
-        return handle.createQuery("SELECT horizon FROM inbox_horizon WHERE inbox = ?")
+        return handle.createQuery(SELECT_HORIZON)
                 .bind(0, inbox)
                 .mapTo(Long.class)
                 .findOne()
@@ -180,38 +209,54 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         }
     }
 
-    private Handle writer() {
+    private Writer writer() {
         if (closed) {
             throw new InboxException("the inbox is closed");
         }
         if (writer == null) {
-            Handle handle;
+            Handle handle = openConfigured();
             try {
-                handle = jdbi.open();
-            } catch (JdbiException e) {
-                throw SqliteErrors.translate(e, "opening the database");
-            }
-            try {
-                configure(handle);
+                writer = new Writer(handle);
             } catch (RuntimeException e) {
-                handle.close();
+                closeQuietly(handle);
                 throw e;
             }
-            writer = handle;
         }
         return writer;
     }
 
-    /** Drops the writer connection; closing it rolls back whatever it still had open. */
+    private Handle openConfigured() {
+        Handle handle;
+        try {
+            handle = jdbi.open();
+        } catch (JdbiException e) {
+            throw SqliteErrors.translate(e, "opening the database");
+        }
+        try {
+            configure(handle);
+        } catch (RuntimeException e) {
+            closeQuietly(handle);
+            throw e;
+        }
+        return handle;
+    }
+
+    /** Drops the writer connection and its statements; closing it rolls back whatever it still had open. */
     private void discardWriter() {
         if (writer != null) {
             try {
                 writer.close();
-            } catch (JdbiException ignored) {
-                // The connection is being thrown away because it is in doubt; its close is too.
             } finally {
                 writer = null;
             }
+        }
+    }
+
+    private static void closeQuietly(Handle handle) {
+        try {
+            handle.close();
+        } catch (JdbiException ignored) {
+            // The connection is being thrown away because it is in doubt; its close is too.
         }
     }
 
@@ -290,13 +335,22 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
 
     private static Optional<InboxRecord> select(Handle handle, String inbox, String id) {
         return handle.createQuery(SELECT)
-                .bind("inbox", inbox)
-                .bind("id", id)
-                .map(SqliteStore::record)
+                .bind(0, inbox)
+                .bind(1, id)
+                .map((rs, ctx) -> record(rs))
                 .findOne();
     }
 
-    private static InboxRecord record(ResultSet rs, StatementContext ctx) throws SQLException {
+    /** Runs one of the writer's prepared statements that returns no rows. */
+    private static void run(PreparedStatement statement, String doing) {
+        try {
+            statement.execute();
+        } catch (SQLException e) {
+            throw SqliteErrors.translate(e, doing);
+        }
+    }
+
+    private static InboxRecord record(ResultSet rs) throws SQLException {
         ContentType type = new ContentType(rs.getString("content_type"), rs.getInt("content_type_version"));
         byte[] content = rs.getBytes("content");
         return new InboxRecord(
@@ -307,14 +361,77 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                 Optional.ofNullable(content).map(bytes -> Content.restore(type, bytes)));
     }
 
+    /**
+     * The writer connection and the statements every transaction runs on it, prepared once when the
+     * connection opens and closed with it. A connection in doubt is discarded with its statements;
+     * the next transaction opens a new one and prepares them again.
+     */
+    private static final class Writer {
+
+        final Handle handle;
+        final PreparedStatement begin;
+        final PreparedStatement claim;
+        final PreparedStatement select;
+        final PreparedStatement horizon;
+        final PreparedStatement savepoint;
+        final PreparedStatement release;
+        final PreparedStatement rollbackTo;
+        final PreparedStatement commit;
+        final PreparedStatement rollback;
+
+        Writer(Handle handle) {
+            this.handle = handle;
+            handle.setStatementBuilder(new ReusingStatementBuilder());
+            Connection connection = handle.getConnection();
+            try {
+                begin = connection.prepareStatement("BEGIN IMMEDIATE");
+                claim = connection.prepareStatement(CLAIM);
+                select = connection.prepareStatement(SELECT);
+                horizon = connection.prepareStatement(SELECT_HORIZON);
+                savepoint = connection.prepareStatement("SAVEPOINT inbox_message");
+                release = connection.prepareStatement("RELEASE inbox_message");
+                rollbackTo = connection.prepareStatement("ROLLBACK TO inbox_message");
+                commit = connection.prepareStatement("COMMIT");
+                rollback = connection.prepareStatement("ROLLBACK");
+            } catch (SQLException e) {
+                // Statements prepared so far are closed with the connection, which the caller closes.
+                throw SqliteErrors.translate(e, "preparing the inbox's statements");
+            }
+        }
+
+        /** Closes the statements, then the connection; nothing thrown, the writer is being dropped. */
+        void close() {
+            for (PreparedStatement statement : new PreparedStatement[] {
+                    begin, claim, select, horizon, savepoint, release, rollbackTo, commit, rollback}) {
+                try {
+                    statement.close();
+                } catch (SQLException ignored) {
+                    // Closing the connection below releases whatever the statement still held.
+                }
+            }
+            closeQuietly(handle);
+        }
+
+        Optional<InboxRecord> select(String inbox, String id) throws SQLException {
+            select.setString(1, inbox);
+            select.setString(2, id);
+            // Closing the result set resets the statement for its next use; the statement stays open.
+            try (ResultSet rs = select.executeQuery()) {
+                return rs.next() ? Optional.of(record(rs)) : Optional.empty();
+            }
+        }
+    }
+
     /** One BEGIN IMMEDIATE transaction on the writer connection; holds the write lock until it ends. */
     private final class SqliteTransaction implements StoreTransaction<Handle> {
 
+        private final Writer writer;
         private final Handle handle;
         private boolean ended;
 
-        SqliteTransaction(Handle handle) {
-            this.handle = handle;
+        SqliteTransaction(Writer writer) {
+            this.writer = writer;
+            this.handle = writer.handle;
         }
 
         @Override
@@ -326,49 +443,51 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         public Optional<InboxRecord> claim(
                 String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
             try {
-                int inserted = handle.createUpdate(CLAIM)
-                        .bind("inbox", inbox)
-                        .bind("id", id)
-                        .bind("algorithm", fingerprint.algorithm())
-                        .bind("type", fingerprint.contentType().name())
-                        .bind("typeVersion", fingerprint.contentType().version())
-                        .bind("fingerprint", fingerprint.digest())
-                        .bind("content", content == null ? null : content.bytes())
-                        .bind("receivedAt", receivedAt.toEpochMilli())
-                        .execute();
-                if (inserted == 1) {
+                PreparedStatement claim = writer.claim;
+                claim.setString(1, inbox);
+                claim.setString(2, id);
+                claim.setInt(3, fingerprint.algorithm());
+                claim.setString(4, fingerprint.contentType().name());
+                claim.setInt(5, fingerprint.contentType().version());
+                claim.setBytes(6, fingerprint.digest());
+                claim.setBytes(7, content == null ? null : content.bytes());
+                claim.setLong(8, receivedAt.toEpochMilli());
+                if (claim.executeUpdate() == 1) {
                     return Optional.empty();
                 }
-                return Optional.of(select(handle, inbox, id).orElseThrow(() -> new InboxStorageException(
+                return Optional.of(writer.select(inbox, id).orElseThrow(() -> new InboxStorageException(
                         InboxStorageException.Kind.OTHER,
                         "the claim of id '" + id + "' found a conflicting row that then could not be read", null)));
-            } catch (JdbiException e) {
+            } catch (SQLException e) {
                 throw SqliteErrors.translate(e, "claiming the id");
             }
         }
 
         @Override
         public void savepoint() {
-            execute(handle, "SAVEPOINT inbox_message", "opening a savepoint");
+            run(writer.savepoint, "opening a savepoint");
         }
 
         @Override
         public void releaseSavepoint() {
-            execute(handle, "RELEASE inbox_message", "releasing a savepoint");
+            run(writer.release, "releasing a savepoint");
         }
 
         @Override
         public void rollbackToSavepoint() {
             // ROLLBACK TO keeps the savepoint open; RELEASE ends it with nothing left in it.
-            execute(handle, "ROLLBACK TO inbox_message", "rolling back to a savepoint");
-            execute(handle, "RELEASE inbox_message", "releasing a savepoint");
+            run(writer.rollbackTo, "rolling back to a savepoint");
+            run(writer.release, "releasing a savepoint");
         }
 
         @Override
         public Optional<Instant> horizon(String inbox) {
             try {
-                return SqliteStore.horizon(handle, inbox);
-            } catch (JdbiException e) {
+                writer.horizon.setString(1, inbox);
+                try (ResultSet rs = writer.horizon.executeQuery()) {
+                    return rs.next() ? Optional.of(Instant.ofEpochMilli(rs.getLong(1))) : Optional.empty();
+                }
+            } catch (SQLException e) {
                 throw SqliteErrors.translate(e, "reading the horizon");
             }
         }
@@ -382,8 +501,8 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                         + " inside the inbox's BEGIN IMMEDIATE transaction and must not begin, commit or roll back");
             }
             try {
-                handle.execute("COMMIT");
-            } catch (JdbiException e) {
+                writer.commit.execute();
+            } catch (SQLException e) {
                 int code = SqliteErrors.resultCode(e);
                 if (code == SqliteErrors.SQLITE_BUSY || code == SqliteErrors.SQLITE_FULL) {
                     // SQLite refused before writing: the transaction did not commit.
@@ -401,12 +520,12 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                 return;
             }
             try {
-                handle.execute("ROLLBACK");
+                writer.rollback.execute();
                 if (handle.isInTransaction()) {
                     // An effect left the connection in JDBC transaction mode; a fresh one is cheaper than repair.
                     discardWriter();
                 }
-            } catch (JdbiException e) {
+            } catch (SQLException | JdbiException e) {
                 // SQLite may already have rolled back by itself (after a disk or I/O error, for instance);
                 // either way the connection is in doubt, and closing it rolls back whatever is left.
                 discardWriter();

@@ -168,6 +168,30 @@ class SqliteInboxTest {
     }
 
     @Test
+    void effectStatementsKeptForTheNextMessageStayCorrectAfterFailuresAndRollbacks() {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            inbox.jdbi().useHandle(handle -> handle.execute("CREATE TABLE shelf (slot INTEGER PRIMARY KEY, qty INTEGER)"));
+            for (int i = 0; i < 50; i++) {
+                int slot = i % 10; // slots repeat: every tenth message breaks the primary key
+                String id = "m-" + i;
+                Content content = Content.of(i);
+                if (i >= 10) {
+                    assertThrows(RuntimeException.class, () -> inbox.apply(id, content,
+                            tx -> tx.execute("INSERT INTO shelf VALUES (?, ?)", slot, 1)));
+                } else {
+                    inbox.apply(id, content, tx -> tx.execute("INSERT INTO shelf VALUES (?, ?)", slot, 1));
+                }
+                int seen = inbox.apply("read-" + i, Content.of(i), tx -> tx.createQuery("SELECT COUNT(*) FROM shelf WHERE slot = ?")
+                        .bind(0, slot).mapTo(Integer.class).one()).fold(applied -> applied.result(), d -> -1, c -> -1);
+                assertEquals(1, seen, "the reused query sees this message's parameter, not a previous one's");
+            }
+            long shelf = inbox.jdbi().withHandle(handle -> handle.createQuery("SELECT COUNT(*) FROM shelf").mapTo(Long.class).one());
+            assertEquals(10, shelf);
+            assertEquals(10 + 50, rows(file()), "the failed inserts left no inbox rows");
+        }
+    }
+
+    @Test
     void writerWaitsForAnotherProcessStyleConnectionAndThenApplies() throws Exception {
         try (SqliteInbox inbox = SqliteInbox.create(file())) {
             Jdbi other = SqliteInbox.jdbi(file());

@@ -1,0 +1,117 @@
+package dev.idempotent.inbox.bench;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Fingerprint;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import javax.sql.DataSource;
+
+/**
+ * The PostgreSQL baseline: the inbox's claim SQL written by hand with plain JDBC, one transaction
+ * per message on a connection borrowed from the same kind of pool the inbox uses: the claim
+ * {@code INSERT ... ON CONFLICT DO NOTHING RETURNING true}, {@code UPDATE stock} if the id was new,
+ * otherwise a read of the stored row, then {@code COMMIT}. Statements are prepared by name on each
+ * borrowed connection, which the PostgreSQL driver caches and turns into server-side prepared
+ * statements after a few uses. As written it leaves out what the inbox adds to every transaction:
+ * {@code SET TRANSACTION ISOLATION LEVEL READ COMMITTED} and {@code set_config('lock_timeout', ...)},
+ * two more round trips; {@code withSettings} adds them, to measure what they cost.
+ */
+final class HandWrittenPostgres {
+
+    static final String CLAIM = """
+            INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                                       fingerprint, content, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, NULL, ?)
+            ON CONFLICT (inbox, id) DO NOTHING
+            RETURNING true""";
+    static final String SELECT = "SELECT fingerprint_algorithm, content_type, content_type_version, fingerprint,"
+            + " received_at FROM inbox_message WHERE inbox = ? AND id = ?";
+    static final String UPDATE = "UPDATE stock SET total = total + ? WHERE id = 1";
+
+    private final DataSource pool;
+    private final String inbox;
+    private boolean withSettings;
+
+    HandWrittenPostgres(DataSource pool, String inbox) {
+        this.pool = pool;
+        this.inbox = inbox;
+    }
+
+    /** Whether each transaction first sets the isolation level and lock timeout, as the inbox does. */
+    void withSettings(boolean withSettings) {
+        this.withSettings = withSettings;
+    }
+
+    /** One message, one transaction; true when the id was new and the stock changed. */
+    boolean apply(String id, long quantity) throws SQLException {
+        Fingerprint fingerprint = Content.of(quantity).fingerprint();
+        try (Connection connection = pool.getConnection()) {
+            connection.setAutoCommit(false);
+            try {
+                if (withSettings) {
+                    try (PreparedStatement isolation = connection.prepareStatement(
+                            "SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+                         PreparedStatement timeout = connection.prepareStatement(
+                                 "SELECT set_config('lock_timeout', ?, true)")) {
+                        isolation.execute();
+                        timeout.setString(1, "5000ms");
+                        timeout.executeQuery().close();
+                    }
+                }
+                boolean applied = claim(connection, id, fingerprint);
+                if (applied) {
+                    try (PreparedStatement update = connection.prepareStatement(UPDATE)) {
+                        update.setLong(1, quantity);
+                        update.executeUpdate();
+                    }
+                } else {
+                    readStored(connection, id);
+                }
+                connection.commit();
+                return applied;
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    connection.rollback();
+                } catch (SQLException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+                throw e;
+            } finally {
+                connection.setAutoCommit(true);
+            }
+        }
+    }
+
+    private boolean claim(Connection connection, String id, Fingerprint fingerprint) throws SQLException {
+        try (PreparedStatement claim = connection.prepareStatement(CLAIM)) {
+            claim.setString(1, inbox);
+            claim.setString(2, id);
+            claim.setInt(3, fingerprint.algorithm());
+            claim.setString(4, fingerprint.contentType().name());
+            claim.setInt(5, fingerprint.contentType().version());
+            claim.setBytes(6, fingerprint.digest());
+            claim.setObject(7, OffsetDateTime.ofInstant(Instant.now().truncatedTo(ChronoUnit.MILLIS), ZoneOffset.UTC));
+            try (ResultSet inserted = claim.executeQuery()) {
+                return inserted.next();
+            }
+        }
+    }
+
+    private void readStored(Connection connection, String id) throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement(SELECT)) {
+            select.setString(1, inbox);
+            select.setString(2, id);
+            try (ResultSet stored = select.executeQuery()) {
+                if (!stored.next() || stored.getBytes(4) == null) {
+                    throw new SQLException("the claim of " + id + " conflicted but no row could be read");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.idempotent.inbox.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.postgres.PostgresInbox;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HexFormat;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * What the PostgreSQL benchmarks share: two schemas of their own (one for the inbox, one for the
+ * baseline, so their {@code stock} rows never lock each other), each with the inbox's tables and a
+ * one-row {@code stock} table, reached through a HikariCP pool as an application would. Both
+ * schemas are dropped on {@link #close}.
+ *
+ * <p>The server is {@code -Dinbox.bench.pg.url} (default {@code
+ * jdbc:postgresql://127.0.0.1:5432/test}) as {@code -Dinbox.bench.pg.user} (default {@code postgres},
+ * no password).
+ */
+public abstract class PostgresState {
+
+    static final String URL = System.getProperty("inbox.bench.pg.url", "jdbc:postgresql://127.0.0.1:5432/test");
+    static final String USER = System.getProperty("inbox.bench.pg.user", "postgres");
+    static final int POOL_SIZE = 16;
+
+    private final AtomicLong sequence = new AtomicLong();
+    private final long seed = ThreadLocalRandom.current().nextLong();
+    private String inboxSchema;
+    private String jdbcSchema;
+    private HikariDataSource inboxPool;
+    private HikariDataSource jdbcPool;
+    private PostgresInbox inbox;
+    private HandWrittenPostgres jdbc;
+
+    /** Creates both schemas, the inbox and the baseline. */
+    protected void open() throws SQLException {
+        String suffix = HexFormat.of().formatHex(new SecureRandom().generateSeed(6));
+        inboxSchema = "inbox_bench_i" + suffix;
+        jdbcSchema = "inbox_bench_j" + suffix;
+        try (Connection admin = DriverManager.getConnection(URL, USER, null);
+             Statement create = admin.createStatement()) {
+            create.execute("CREATE SCHEMA " + inboxSchema);
+            create.execute("CREATE SCHEMA " + jdbcSchema);
+        }
+        inboxPool = pool(inboxSchema);
+        jdbcPool = pool(jdbcSchema);
+        // The baseline writes the inbox's own table, created the way the inbox creates it.
+        PostgresInbox.create(Jdbi.create(jdbcPool)).close();
+        Jdbi.create(jdbcPool).useHandle(this::createStock);
+        inbox = PostgresInbox.builder(Jdbi.create(inboxPool)).name(SqliteState.INBOX).build();
+        inbox.jdbi().useHandle(this::createStock);
+        jdbc = new HandWrittenPostgres(jdbcPool, SqliteState.INBOX);
+    }
+
+    private void createStock(org.jdbi.v3.core.Handle handle) {
+        handle.execute("CREATE TABLE stock (id INTEGER PRIMARY KEY, total BIGINT NOT NULL)");
+        handle.execute("INSERT INTO stock (id, total) VALUES (1, 0)");
+    }
+
+    private static HikariDataSource pool(String schema) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(URL);
+        config.setUsername(USER);
+        config.setMaximumPoolSize(POOL_SIZE);
+        config.setPoolName(schema);
+        config.setConnectionInitSql("SET search_path TO " + schema);
+        return new HikariDataSource(config);
+    }
+
+    /** A new id; the sequence is shared by all threads of the benchmark. */
+    String nextId() {
+        return Ids.random(seed + sequence.incrementAndGet());
+    }
+
+    /** The inbox as a user calls it, the effect written with Jdbi. */
+    Outcome<Integer> inboxApply(String id) {
+        return inbox.apply(id, Content.of(SqliteState.QUANTITY),
+                tx -> tx.execute(HandWrittenPostgres.UPDATE, SqliteState.QUANTITY));
+    }
+
+    PostgresInbox inbox() {
+        return inbox;
+    }
+
+    HandWrittenPostgres jdbc() {
+        return jdbc;
+    }
+
+    /** Closes the inbox and the pools, then drops both schemas. */
+    protected void close() {
+        try {
+            if (inbox != null) {
+                inbox.close();
+            }
+        } finally {
+            try (HikariDataSource admin = inboxPool) {
+                if (admin != null) {
+                    Jdbi.create(admin).useHandle(handle -> {
+                        handle.execute("DROP SCHEMA IF EXISTS " + inboxSchema + " CASCADE");
+                        handle.execute("DROP SCHEMA IF EXISTS " + jdbcSchema + " CASCADE");
+                    });
+                }
+            } finally {
+                if (jdbcPool != null) {
+                    jdbcPool.close();
+                }
+                inbox = null;
+                jdbc = null;
+                inboxPool = null;
+                jdbcPool = null;
+            }
+        }
+    }
+}
