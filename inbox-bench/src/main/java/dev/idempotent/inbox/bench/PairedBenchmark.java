@@ -43,14 +43,12 @@ public class PairedBenchmark {
     static final class Side extends SqliteState {
     }
 
+    /** Two databases of the same kind, one per side, and which side goes first next. */
     @State(Scope.Benchmark)
-    public static class Databases {
+    public abstract static class Pair {
 
         @Param({"DISK", "TMPFS"})
         public Location location;
-
-        @Param({"INBOX_VS_JDBC", "PREPARED_EFFECT_VS_JDBC", "INBOX_VS_UNPREPARED_JDBC"})
-        public String pair;
 
         final Side inboxSide = new Side();
         final Side jdbcSide = new Side();
@@ -78,10 +76,14 @@ public class PairedBenchmark {
     }
 
     @State(Scope.Benchmark)
-    public static class BatchDatabases {
+    public static class Databases extends Pair {
 
-        @Param({"DISK", "TMPFS"})
-        public Location location;
+        @Param({"INBOX_VS_JDBC", "PREPARED_EFFECT_VS_JDBC", "INBOX_VS_UNPREPARED_JDBC"})
+        public String pair;
+    }
+
+    @State(Scope.Benchmark)
+    public static class BatchDatabases extends Pair {
 
         @Param({"10", "100", "1000"})
         public int size;
@@ -93,30 +95,6 @@ public class PairedBenchmark {
         /** The hand-written batch as is, or with a savepoint around each message as {@code applyAll} has. */
         @Param({"PLAIN", "SAVEPOINTS"})
         public String baseline;
-
-        final Side inboxSide = new Side();
-        final Side jdbcSide = new Side();
-        private boolean inboxFirst;
-
-        @Setup(Level.Trial)
-        public void setUp() throws Exception {
-            inboxSide.open(location, 0, null);
-            jdbcSide.open(location, 0, null);
-        }
-
-        boolean inboxFirst() {
-            inboxFirst = !inboxFirst;
-            return inboxFirst;
-        }
-
-        @TearDown(Level.Trial)
-        public void tearDown() throws Exception {
-            try {
-                inboxSide.close();
-            } finally {
-                jdbcSide.close();
-            }
-        }
     }
 
     /** Time spent on each side in the current iteration, in nanoseconds. */

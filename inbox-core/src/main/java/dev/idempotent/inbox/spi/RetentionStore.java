@@ -1,6 +1,8 @@
 package dev.idempotent.inbox.spi;
 
 import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -18,10 +20,20 @@ public interface RetentionStore {
      * @param receivedAt the row's receive time
      * @param id the row's id
      */
-    record PurgePosition(Instant receivedAt, String id) {
+    record PurgePosition(Instant receivedAt, String id) implements Comparable<PurgePosition> {
+
+        private static final Comparator<PurgePosition> ORDER =
+                Comparator.comparing(PurgePosition::receivedAt).thenComparing(PurgePosition::id);
+
         public PurgePosition {
             Objects.requireNonNull(receivedAt, "receivedAt");
             Objects.requireNonNull(id, "id");
+        }
+
+        /** Purge order: by receive time, then by id. */
+        @Override
+        public int compareTo(PurgePosition other) {
+            return ORDER.compare(this, other);
         }
     }
 
@@ -34,6 +46,11 @@ public interface RetentionStore {
     record PurgeBatch(int deleted, Optional<PurgePosition> last) {
         public PurgeBatch {
             Objects.requireNonNull(last, "last");
+        }
+
+        /** The batch that deleted the rows at {@code deleted}, in any order. */
+        public static PurgeBatch of(List<PurgePosition> deleted) {
+            return new PurgeBatch(deleted.size(), deleted.stream().max(Comparator.naturalOrder()));
         }
     }
 

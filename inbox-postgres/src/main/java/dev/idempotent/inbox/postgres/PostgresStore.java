@@ -20,7 +20,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -70,9 +69,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     private static final String RAISE_HORIZON = """
             INSERT INTO inbox_horizon (inbox, horizon) VALUES (:inbox, :cutoff)
             ON CONFLICT (inbox) DO UPDATE SET horizon = GREATEST(inbox_horizon.horizon, EXCLUDED.horizon)""";
-
-    private static final Comparator<PurgePosition> PURGE_ORDER =
-            Comparator.comparing(PurgePosition::receivedAt).thenComparing(PurgePosition::id);
 
     // id = ANY(ARRAY(...)) rather than id IN (...): once the driver prepares the statement on the
     // server, PostgreSQL may plan IN as a hash semi-join over a scan of the whole table, which made
@@ -182,7 +178,7 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
                             rs.getObject(1, OffsetDateTime.class).toInstant(), rs.getString(2)))
                     .list();
             tx.commit();
-            return new PurgeBatch(deleted.size(), deleted.stream().max(PURGE_ORDER));
+            return PurgeBatch.of(deleted);
         } catch (RuntimeException e) {
             RuntimeException failure = e instanceof JdbiException jdbiFailure
                     ? PostgresErrors.translate(jdbiFailure, "purging") : e;

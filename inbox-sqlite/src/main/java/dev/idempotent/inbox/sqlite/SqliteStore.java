@@ -21,7 +21,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -76,9 +75,6 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                 WHERE inbox = :inbox AND received_at < :cutoff AND (received_at, id) > (:afterReceivedAt, :afterId)
                 ORDER BY received_at, id LIMIT :limit)
             RETURNING received_at, id""";
-
-    private static final Comparator<PurgePosition> PURGE_ORDER =
-            Comparator.comparing(PurgePosition::receivedAt).thenComparing(PurgePosition::id);
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
@@ -157,7 +153,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                     .map((rs, ctx) -> new PurgePosition(Instant.ofEpochMilli(rs.getLong(1)), rs.getString(2)))
                     .list();
             tx.commit();
-            return new PurgeBatch(deleted.size(), deleted.stream().max(PURGE_ORDER));
+            return PurgeBatch.of(deleted);
         } catch (RuntimeException e) {
             try {
                 tx.rollback();
