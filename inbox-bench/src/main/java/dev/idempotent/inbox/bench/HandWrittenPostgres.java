@@ -18,9 +18,9 @@ import javax.sql.DataSource;
  * {@code INSERT ... ON CONFLICT DO NOTHING RETURNING true}, {@code UPDATE stock} if the id was new,
  * otherwise a read of the stored row, then {@code COMMIT}. Statements are prepared by name on each
  * borrowed connection, which the PostgreSQL driver caches and turns into server-side prepared
- * statements after a few uses. As written it leaves out what the inbox adds to every transaction:
- * {@code SET TRANSACTION ISOLATION LEVEL READ COMMITTED} and {@code set_config('lock_timeout', ...)},
- * two more round trips; {@code withSettings} adds them, to measure what they cost.
+ * statements after a few uses. It leaves out what the inbox adds to every transaction, its
+ * isolation level and lock timeout, which the inbox sends in front of its claim, in the same round
+ * trip.
  */
 final class HandWrittenPostgres {
 
@@ -36,16 +36,10 @@ final class HandWrittenPostgres {
 
     private final DataSource pool;
     private final String inbox;
-    private boolean withSettings;
 
     HandWrittenPostgres(DataSource pool, String inbox) {
         this.pool = pool;
         this.inbox = inbox;
-    }
-
-    /** Whether each transaction first sets the isolation level and lock timeout, as the inbox does. */
-    void withSettings(boolean withSettings) {
-        this.withSettings = withSettings;
     }
 
     /** One message, one transaction; true when the id was new and the stock changed. */
@@ -54,16 +48,6 @@ final class HandWrittenPostgres {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
             try {
-                if (withSettings) {
-                    try (PreparedStatement isolation = connection.prepareStatement(
-                            "SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-                         PreparedStatement timeout = connection.prepareStatement(
-                                 "SELECT set_config('lock_timeout', ?, true)")) {
-                        isolation.execute();
-                        timeout.setString(1, "5000ms");
-                        timeout.executeQuery().close();
-                    }
-                }
                 boolean applied = claim(connection, id, fingerprint);
                 if (applied) {
                     try (PreparedStatement update = connection.prepareStatement(UPDATE)) {

@@ -23,8 +23,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * transaction interleaved call by call on every thread (alternating which goes first), as in
  * {@link PairedBenchmark}, so both sides see the same load. The score is pairs per second; the
  * counters {@code inboxNanos} and {@code jdbcNanos} are each side's time, summed over threads, so
- * their quotient is the rate ratio. With {@code baseline=WITH_SETTINGS} the hand-written transaction
- * also sets the isolation level and lock timeout, as the inbox does.
+ * their quotient is the rate ratio. With {@code effect=PREPARED} the inbox's effect prepares its
+ * statement by name as the baseline does, instead of going through Jdbi.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -36,14 +36,13 @@ public class PostgresBenchmark {
     @State(Scope.Benchmark)
     public static class Database extends PostgresState {
 
-        /** The hand-written transaction as is, or with the inbox's two settings statements. */
-        @Param({"PLAIN", "WITH_SETTINGS"})
-        public String baseline = "PLAIN";
+        /** The inbox's effect written with Jdbi, as in the README, or as the baseline writes it. */
+        @Param({"JDBI", "PREPARED"})
+        public String effect = "JDBI";
 
         @Setup(Level.Trial)
         public void setUp() throws SQLException {
             open();
-            jdbc().withSettings("WITH_SETTINGS".equals(baseline));
         }
 
         @TearDown(Level.Trial)
@@ -87,9 +86,11 @@ public class PostgresBenchmark {
         return timeJdbc(db, times) & timeInbox(db, times);
     }
 
-    private static boolean timeInbox(Database db, SideTimes times) {
+    private static boolean timeInbox(Database db, SideTimes times) throws SQLException {
         long start = System.nanoTime();
-        boolean applied = db.inboxApply(db.nextId()).isNewlyApplied();
+        String id = db.nextId();
+        boolean applied = ("PREPARED".equals(db.effect) ? db.inboxApplyPrepared(id) : db.inboxApply(id))
+                .isNewlyApplied();
         times.inboxNanos += System.nanoTime() - start;
         return applied;
     }

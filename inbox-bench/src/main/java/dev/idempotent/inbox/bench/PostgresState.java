@@ -8,6 +8,7 @@ import dev.idempotent.inbox.postgres.PostgresInbox;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HexFormat;
@@ -84,6 +85,16 @@ public abstract class PostgresState {
     Outcome<Integer> inboxApply(String id) {
         return inbox.apply(id, Content.of(SqliteState.QUANTITY),
                 tx -> tx.execute(HandWrittenPostgres.UPDATE, SqliteState.QUANTITY));
+    }
+
+    /** The inbox with the effect written as the baseline writes it: a statement prepared by name. */
+    Outcome<Integer> inboxApplyPrepared(String id) throws SQLException {
+        return inbox.apply(id, Content.of(SqliteState.QUANTITY), tx -> {
+            try (PreparedStatement update = tx.getConnection().prepareStatement(HandWrittenPostgres.UPDATE)) {
+                update.setLong(1, SqliteState.QUANTITY);
+                return update.executeUpdate();
+            }
+        });
     }
 
     PostgresInbox inbox() {

@@ -154,7 +154,7 @@ class BenchmarkStatesTest {
     @Test
     void postgresStateServesBothSidesAndDropsItsSchemas() throws Exception {
         PostgresBenchmark.Database db = new PostgresBenchmark.Database();
-        db.baseline = "WITH_SETTINGS";
+        db.effect = "PREPARED";
         try {
             db.setUp();
         } catch (java.sql.SQLException | RuntimeException unreachable) {

@@ -14,8 +14,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -53,7 +56,7 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     private static final String CLAIM = """
             INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                        fingerprint, content, received_at)
-            VALUES (:inbox, :id, :algorithm, :type, :typeVersion, :fingerprint, :content, :receivedAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (inbox, id) DO NOTHING
             RETURNING true""";
 
@@ -87,12 +90,14 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
+    private final String transactionSettings;
     private final Set<Thread> inTransaction = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     PostgresStore(Jdbi jdbi, Duration busyTimeout) {
         this.jdbi = jdbi;
         this.busyTimeout = busyTimeout;
+        this.transactionSettings = transactionSettings(busyTimeout);
         try (Handle handle = open("opening the database")) {
             createSchema(handle);
         } catch (JdbiException e) {
@@ -123,16 +128,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
                         + " connections come in autocommit mode with no transaction open");
             }
             handle.begin();
-            // READ COMMITTED, whatever the database's default: each statement sees what committed
-            // before it began, so the read after a claim that waited for another transaction sees
-            // that transaction's row. Under REPEATABLE READ or SERIALIZABLE the waiting claim would
-            // fail with a serialization error instead, and the read could not see the row.
-            handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-            // Local to this transaction, so the pooled connection goes back as it came.
-            handle.createQuery("SELECT set_config('lock_timeout', :timeout, true)")
-                    .bind("timeout", lockTimeout(busyTimeout))
-                    .mapTo(String.class)
-                    .one();
         } catch (RuntimeException e) {
             RuntimeException failure = e instanceof JdbiException jdbiFailure
                     ? PostgresErrors.translate(jdbiFailure, "beginning the transaction") : e;
@@ -141,6 +136,20 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
         }
         inTransaction.add(Thread.currentThread());
         return new PostgresTransaction(handle);
+    }
+
+    /**
+     * What every transaction of the inbox sets before its first statement.
+     *
+     * <p>READ COMMITTED, whatever the database's default: each statement sees what committed before
+     * it began, so the read after a claim that waited for another transaction sees that
+     * transaction's row. Under REPEATABLE READ or SERIALIZABLE the waiting claim would fail with a
+     * serialization error instead, and the read could not see the row. The lock timeout is local
+     * to the transaction, so a pooled connection goes back as it came.
+     */
+    static String transactionSettings(Duration busyTimeout) {
+        return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
+                + lockTimeout(busyTimeout) + "'";
     }
 
     /**
@@ -164,11 +173,12 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     public PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after, int limit) {
         PostgresTransaction tx = beginTransaction();
         try {
-            tx.handle.createUpdate(RAISE_HORIZON)
+            Handle handle = tx.handle();
+            handle.createUpdate(RAISE_HORIZON)
                     .bind("inbox", inbox)
                     .bind("cutoff", utc(cutoff))
                     .execute();
-            List<PurgePosition> deleted = tx.handle.createQuery(DELETE_OLDEST)
+            List<PurgePosition> deleted = handle.createQuery(DELETE_OLDEST)
                     .bind("inbox", inbox)
                     .bind("cutoff", utc(cutoff))
                     .bind("afterReceivedAt", after == null ? OffsetDateTime.MIN : utc(after.receivedAt()))
@@ -352,21 +362,43 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
                 Optional.ofNullable(content).map(bytes -> Content.restore(type, bytes)));
     }
 
-    /** One READ COMMITTED transaction on a connection of its own, given back when it ends. */
+    /**
+     * One READ COMMITTED transaction on a connection of its own, given back when it ends.
+     *
+     * <p>The inbox's own statements run as plain JDBC on the handle's connection: the driver sends
+     * the {@code BEGIN} with the first of them, and the transaction's settings travel in front of
+     * that first statement, so a call costs the server round trips a hand-written transaction
+     * costs (claim, effect, commit) and no more.
+     */
     private final class PostgresTransaction implements StoreTransaction<Handle> {
 
         private final Handle handle;
+        private final Connection connection;
         private final Thread owner = Thread.currentThread();
+        private String unsentSettings = transactionSettings;
         private int savepoints;
         private boolean ended;
 
         PostgresTransaction(Handle handle) {
             this.handle = handle;
+            this.connection = handle.getConnection();
         }
 
         @Override
         public Handle handle() {
+            if (unsentSettings != null) {
+                String settings = unsentSettings;
+                unsentSettings = null;
+                run(settings, "beginning the transaction");
+            }
             return handle;
+        }
+
+        /** {@code sql} with the transaction's settings in front while they have not been sent. */
+        private String first(String sql) {
+            String settings = unsentSettings;
+            unsentSettings = null;
+            return settings == null ? sql : settings + "; " + sql;
         }
 
         @Override
@@ -376,19 +408,7 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
                 // Two rounds at most: a row that blocked the claim and then vanished before the read
                 // can only be a purge racing with this call; claiming again settles it.
                 for (int round = 0; round < 2; round++) {
-                    boolean inserted = handle.createQuery(CLAIM)
-                            .bind("inbox", inbox)
-                            .bind("id", id)
-                            .bind("algorithm", fingerprint.algorithm())
-                            .bind("type", fingerprint.contentType().name())
-                            .bind("typeVersion", fingerprint.contentType().version())
-                            .bind("fingerprint", fingerprint.digest())
-                            .bind("content", content == null ? null : content.bytes())
-                            .bind("receivedAt", utc(receivedAt))
-                            .mapTo(Boolean.class)
-                            .findOne()
-                            .isPresent();
-                    if (inserted) {
+                    if (insert(inbox, id, fingerprint, content, receivedAt)) {
                         return Optional.empty();
                     }
                     Optional<InboxRecord> stored = select(handle, inbox, id);
@@ -398,15 +418,41 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
                 }
                 throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
                         + "' met a row that then could not be read, twice; is something deleting inbox rows?", null);
-            } catch (JdbiException e) {
+            } catch (SQLException | JdbiException e) {
                 throw PostgresErrors.translate(e, "claiming the id");
+            }
+        }
+
+        /** Whether the claim inserted the row; false when a row of this id was there. */
+        private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
+                throws SQLException {
+            try (PreparedStatement claim = connection.prepareStatement(first(CLAIM))) {
+                claim.setString(1, inbox);
+                claim.setString(2, id);
+                claim.setInt(3, fingerprint.algorithm());
+                claim.setString(4, fingerprint.contentType().name());
+                claim.setInt(5, fingerprint.contentType().version());
+                claim.setBytes(6, fingerprint.digest());
+                claim.setBytes(7, content == null ? null : content.bytes());
+                claim.setObject(8, utc(receivedAt));
+                // The settings in front answer first, without rows; the claim's rows come last.
+                boolean rows = claim.execute();
+                while (!rows && claim.getUpdateCount() != -1) {
+                    rows = claim.getMoreResults();
+                }
+                if (!rows) {
+                    throw new SQLException("the claim returned no result set");
+                }
+                try (ResultSet inserted = claim.getResultSet()) {
+                    return inserted.next();
+                }
             }
         }
 
         @Override
         public Optional<Instant> horizon(String inbox) {
             try {
-                return PostgresStore.horizon(handle, inbox);
+                return PostgresStore.horizon(handle(), inbox);
             } catch (JdbiException e) {
                 throw PostgresErrors.translate(e, "reading the horizon");
             }
@@ -428,15 +474,19 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
         public void rollbackToSavepoint() {
             // This also lifts the abort that any failed statement since the savepoint left on the
             // whole transaction, so the next message of a batch can go on.
-            execute("ROLLBACK TO SAVEPOINT inbox_" + savepoints, "rolling back to a savepoint");
-            execute("RELEASE SAVEPOINT inbox_" + savepoints, "releasing a savepoint");
+            execute("ROLLBACK TO SAVEPOINT inbox_" + savepoints + "; RELEASE SAVEPOINT inbox_" + savepoints,
+                    "rolling back to a savepoint");
             savepoints--;
         }
 
         private void execute(String sql, String doing) {
-            try {
-                handle.execute(sql);
-            } catch (JdbiException e) {
+            run(first(sql), doing);
+        }
+
+        private void run(String sql, String doing) {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute(sql);
+            } catch (SQLException e) {
                 throw PostgresErrors.translate(e, doing);
             }
         }

@@ -26,6 +26,7 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -181,6 +182,29 @@ class PostgresInboxTest {
         assertEquals(1, effects.get());
         assertEquals(7, stock.total());
         assertEquals(1, rows());
+    }
+
+    @Test
+    void everyTransactionIsReadCommittedWithTheBusyTimeoutWhateverTheConnectionsDefaults() {
+        Jdbi serializable = fixture.jdbi("-c default_transaction_isolation=serializable -c lock_timeout=0");
+        PostgresInbox inbox = open(PostgresInbox.builder(serializable).name("warehouse")
+                .busyTimeout(Duration.ofMillis(1500)));
+        List<String> seen = new ArrayList<>();
+
+        inbox.apply("snack-7", Content.of(7), tx -> seen.add(settings(tx)));
+        inbox.applyAll(List.of(Message.of("snack-8", Content.of(8))), (tx, message) -> seen.add(settings(tx)));
+        inbox.apply("snack-9", Content.of(9), Instant.now(), tx -> seen.add(settings(tx)));
+        try (Handle afterwards = serializable.open()) {
+            seen.add(settings(afterwards));
+        }
+
+        assertEquals(List.of("read committed 1500ms", "read committed 1500ms", "read committed 1500ms",
+                "serializable 0"), seen, "the settings hold for the inbox's transactions only");
+    }
+
+    private static String settings(Handle handle) {
+        return handle.createQuery("SELECT current_setting('transaction_isolation') || ' '"
+                + " || current_setting('lock_timeout')").mapTo(String.class).one();
     }
 
     @Test
