@@ -43,6 +43,11 @@ public abstract class PostgresState {
 
     /** Creates both schemas, the inbox and the baseline. */
     protected void open() throws SQLException {
+        open(false);
+    }
+
+    /** The same, with a group-committing inbox if {@code groupCommit}. */
+    protected void open(boolean groupCommit) throws SQLException {
         String suffix = HexFormat.of().formatHex(new SecureRandom().generateSeed(6));
         inboxSchema = "inbox_bench_i" + suffix;
         jdbcSchema = "inbox_bench_j" + suffix;
@@ -56,7 +61,10 @@ public abstract class PostgresState {
         // The baseline writes the inbox's own table, created the way the inbox creates it.
         PostgresInbox.create(Jdbi.create(jdbcPool)).close();
         Jdbi.create(jdbcPool).useHandle(this::createStock);
-        inbox = PostgresInbox.builder(Jdbi.create(inboxPool)).name(SqliteState.INBOX).build();
+        Jdbi inboxJdbi = Jdbi.create(inboxPool);
+        inbox = (groupCommit ? PostgresInbox.builderWithGroupCommit(inboxJdbi) : PostgresInbox.builder(inboxJdbi))
+                .name(SqliteState.INBOX)
+                .build();
         inbox.jdbi().useHandle(this::createStock);
         jdbc = new HandWrittenPostgres(jdbcPool, SqliteState.INBOX);
     }

@@ -174,6 +174,26 @@ class BenchmarkStatesTest {
     }
 
     @Test
+    void postgresGroupCommitStateAppliesThroughTheGroupingInbox() throws Exception {
+        PostgresConcurrentBenchmark.Database db = new PostgresConcurrentBenchmark.Database();
+        db.writer = "INBOX_GROUP_COMMIT";
+        try {
+            db.setUp();
+        } catch (java.sql.SQLException | RuntimeException unreachable) {
+            org.junit.jupiter.api.Assumptions.abort("no PostgreSQL server at " + PostgresState.URL + ": " + unreachable);
+        }
+        try {
+            assertTrue(db.apply());
+            assertTrue(db.apply());
+            long total = db.inbox().jdbi().withHandle(h ->
+                    h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
+            assertEquals(2 * SqliteState.QUANTITY, total);
+        } finally {
+            db.tearDown();
+        }
+    }
+
+    @Test
     void spreadIdsAscendAndRandomIdsDiffer() {
         assertTrue(Ids.spread(0, 3).compareTo(Ids.spread(1, 3)) < 0);
         assertTrue(Ids.spread(1, 3).compareTo(Ids.spread(2, 3)) < 0);

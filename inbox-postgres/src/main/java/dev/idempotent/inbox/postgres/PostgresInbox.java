@@ -82,13 +82,16 @@ public final class PostgresInbox extends EngineBackedInbox<Handle> {
 
     private final Jdbi jdbi;
 
-    private PostgresInbox(Jdbi jdbi, InboxSettings settings, PostgresStore store) {
-        super(new InboxEngine<>(settings, store), store);
+    private PostgresInbox(Jdbi jdbi, InboxEngine<Handle> engine, PostgresStore store) {
+        super(engine, store);
         this.jdbi = jdbi;
     }
 
-    private static PostgresInbox open(Jdbi jdbi, InboxSettings settings) {
-        return new PostgresInbox(jdbi, settings, new PostgresStore(jdbi, settings.busyTimeout()));
+    private static PostgresInbox open(Jdbi jdbi, InboxSettings settings, boolean groupCommit) {
+        PostgresStore store = new PostgresStore(jdbi, settings.busyTimeout());
+        InboxEngine<Handle> engine = groupCommit
+                ? InboxEngine.withGroupCommit(settings, store) : new InboxEngine<>(settings, store);
+        return new PostgresInbox(jdbi, engine, store);
     }
 
     /**
@@ -101,10 +104,34 @@ public final class PostgresInbox extends EngineBackedInbox<Handle> {
         return builder(jdbi).build();
     }
 
-    /** A builder for an inbox over {@code jdbi}, which must reach a PostgreSQL database. */
+    /**
+     * A builder for an inbox over {@code jdbi}, which must reach a PostgreSQL database. Each call
+     * runs in a transaction of its own, on its own connection, in parallel with the others.
+     */
     public static InboxBuilder<PostgresInbox> builder(Jdbi jdbi) {
         Objects.requireNonNull(jdbi, "jdbi");
-        return new InboxBuilder<>(settings -> open(jdbi, settings));
+        return new InboxBuilder<>(settings -> open(jdbi, settings, false));
+    }
+
+    /**
+     * A builder for an inbox that commits the calls of concurrent callers of this process together:
+     * they queue in arrival order, and one writer at a time runs the oldest of them (up to
+     * {@link InboxBuilder#maxGroupSize}) in one transaction on one connection, each message in a
+     * savepoint of its own, and commits once. A failing effect rolls back only its own message.
+     * Effects may run on another caller's thread; no caller returns before the commit that holds
+     * its message; a caller not served within the busy timeout gets
+     * {@link dev.idempotent.inbox.InboxBusyException}.
+     *
+     * <p>It pays when many callers write the same business rows (each parallel transaction would
+     * wait for the previous one's commit on the row lock) or when commits, not statements, bound
+     * the rate. It costs parallelism: one process's calls run one after another, so slow effects
+     * or a slow network hold everyone up. {@code BENCHMARKS.md} in the project has measurements.
+     * Several processes, each with its own group-committing inbox, still run in parallel against
+     * one database, with the same guarantees.
+     */
+    public static InboxBuilder<PostgresInbox> builderWithGroupCommit(Jdbi jdbi) {
+        Objects.requireNonNull(jdbi, "jdbi");
+        return new InboxBuilder<>(settings -> open(jdbi, settings, true));
     }
 
     /** The {@link Jdbi} this inbox writes through, for reading business tables beside it. */

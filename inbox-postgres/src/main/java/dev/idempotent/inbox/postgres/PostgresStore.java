@@ -365,17 +365,20 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     /**
      * One READ COMMITTED transaction on a connection of its own, given back when it ends.
      *
-     * <p>The inbox's own statements run as plain JDBC on the handle's connection: the driver sends
-     * the {@code BEGIN} with the first of them, and the transaction's settings travel in front of
-     * that first statement, so a call costs the server round trips a hand-written transaction
-     * costs (claim, effect, commit) and no more.
+     * <p>The inbox's own statements run as plain JDBC on the handle's connection. Statements that
+     * return nothing and need not be answered on their own wait and travel in front of the next
+     * one, in its round trip: the transaction's settings (the driver sends the {@code BEGIN} with
+     * them) and each savepoint, which the engine always follows with a claim. A call then costs
+     * the round trips a hand-written transaction costs (claim, effect, commit). A release is sent
+     * at once: an effect may leave the transaction aborted, and only a release answered on its own
+     * blames that on the message it belongs to.
      */
     private final class PostgresTransaction implements StoreTransaction<Handle> {
 
         private final Handle handle;
         private final Connection connection;
         private final Thread owner = Thread.currentThread();
-        private String unsentSettings = transactionSettings;
+        private final StringBuilder unsent = new StringBuilder(transactionSettings);
         private int savepoints;
         private boolean ended;
 
@@ -386,19 +389,21 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
         @Override
         public Handle handle() {
-            if (unsentSettings != null) {
-                String settings = unsentSettings;
-                unsentSettings = null;
-                run(settings, "beginning the transaction");
+            if (!unsent.isEmpty()) {
+                run(takeUnsent(), "beginning the transaction");
             }
             return handle;
         }
 
-        /** {@code sql} with the transaction's settings in front while they have not been sent. */
+        /** {@code sql} with the statements that wait to be sent in front of it. */
         private String first(String sql) {
-            String settings = unsentSettings;
-            unsentSettings = null;
-            return settings == null ? sql : settings + "; " + sql;
+            return unsent.isEmpty() ? sql : takeUnsent() + "; " + sql;
+        }
+
+        private String takeUnsent() {
+            String statements = unsent.toString();
+            unsent.setLength(0);
+            return statements;
         }
 
         @Override
@@ -460,8 +465,8 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
         @Override
         public void savepoint() {
-            execute("SAVEPOINT inbox_" + (savepoints + 1), "starting a savepoint");
             savepoints++;
+            unsent.append(unsent.isEmpty() ? "" : "; ").append("SAVEPOINT inbox_").append(savepoints);
         }
 
         @Override

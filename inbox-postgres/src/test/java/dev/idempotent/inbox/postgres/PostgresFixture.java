@@ -29,8 +29,15 @@ final class PostgresFixture implements InboxFixture {
     private final String schema;
     private final Jdbi admin;
     private final Jdbi jdbi;
+    private final boolean groupCommit;
 
     PostgresFixture() {
+        this(false);
+    }
+
+    /** With {@code groupCommit}, {@link #builder()} builds group-committing inboxes. */
+    PostgresFixture(boolean groupCommit) {
+        this.groupCommit = groupCommit;
         byte[] suffix = new byte[6];
         RANDOM.nextBytes(suffix);
         this.schema = "inbox_test_" + HexFormat.of().formatHex(suffix);
@@ -86,7 +93,7 @@ final class PostgresFixture implements InboxFixture {
 
     @Override
     public InboxBuilder<PostgresInbox> builder() {
-        return PostgresInbox.builder(jdbi);
+        return groupCommit ? PostgresInbox.builderWithGroupCommit(jdbi) : PostgresInbox.builder(jdbi);
     }
 
     /** Another connection inserts the claim of {@code id} and keeps its transaction open. */
