@@ -3,11 +3,22 @@ package dev.idempotent.inbox.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.examples.StockLevel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -191,6 +202,82 @@ class BenchmarkStatesTest {
         } finally {
             db.tearDown();
         }
+    }
+
+    @Test
+    void httpAndInProcessSidesConfirmEveryMessageOnTheirOwnFiles() throws Exception {
+        HttpWarehouseBenchmark bench = new HttpWarehouseBenchmark();
+        HttpWarehouseBenchmark.Receiver receiver = new HttpWarehouseBenchmark.Receiver();
+        receiver.serverThreads = 8;
+        HttpWarehouseBenchmark.Direct direct = new HttpWarehouseBenchmark.Direct();
+        int threads = 4;
+        int callsEach = 5;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            receiver.open(parent);
+            direct.open(parent);
+            List<Future<?>> calls = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                String client = t % 2 == 0 ? "OWN" : "SHARED";
+                calls.add(pool.submit(() -> {
+                    HttpWarehouseBenchmark.PublisherConnection publisher = new HttpWarehouseBenchmark.PublisherConnection();
+                    publisher.client = client;
+                    publisher.setUp();
+                    for (int i = 0; i < callsEach; i++) {
+                        assertEquals(16, bench.http(receiver, publisher).length());
+                        assertInstanceOf(Outcome.Applied.class, bench.inProcess(direct));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> call : calls) {
+                call.get(30, TimeUnit.SECONDS);
+            }
+            long sent = threads * callsEach;
+            assertEquals(sent, receiver.confirmedCount());
+            assertEquals(new StockLevel(sent * HttpWarehouseBenchmark.QUANTITY, sent), receiver.warehouse().stock());
+            assertEquals(new StockLevel(sent * HttpWarehouseBenchmark.QUANTITY, sent), direct.warehouse().stock());
+        } finally {
+            pool.shutdownNow();
+            receiver.tearDown();
+            direct.tearDown();
+        }
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void aStockThatDoesNotMatchTheConfirmedCountFailsTheTeardown() throws Exception {
+        HttpWarehouseBenchmark.Direct direct = new HttpWarehouseBenchmark.Direct();
+        direct.open(parent);
+        // Applied, but never counted as confirmed.
+        direct.warehouse().receive("uncounted", HttpWarehouseBenchmark.QUANTITY);
+        assertThrows(IllegalStateException.class, direct::tearDown);
+        assertDirectoryEmpty();
+    }
+
+    @Test
+    void onlyAVerifiedAckOfANewIdCounts() {
+        HttpWarehouseBenchmark.verifyAck("a", 200, utf8("{\"protocol\":1,\"id\":\"a\",\"accepted\":true,\"applied\":true}"));
+        Map<String, Integer> refused = new LinkedHashMap<>();
+        refused.put("{\"protocol\":1,\"id\":\"a\",\"accepted\":true,\"applied\":false}", 200);
+        refused.put("{\"protocol\":1,\"id\":\"a\",\"accepted\":\"true\",\"applied\":true}", 200);
+        refused.put("{\"protocol\":1,\"id\":\"a\",\"accepted\":1,\"applied\":true}", 200);
+        refused.put("{\"protocol\":1,\"id\":\"a\",\"applied\":true}", 200);
+        refused.put("{\"protocol\":1,\"id\":\"b\",\"accepted\":true,\"applied\":true}", 200);
+        refused.put("{\"protocol\":2,\"id\":\"a\",\"accepted\":true,\"applied\":true}", 200);
+        refused.put("{\"id\":\"a\",\"accepted\":true,\"applied\":true}", 200);
+        refused.put("[]", 200);
+        refused.put("ok", 200);
+        refused.put("", 200);
+        refused.put("{\"protocol\":1,\"id\":\"a\",\"accepted\":false,\"error\":\"busy\",\"message\":\"later\"}", 503);
+        refused.forEach((body, status) -> assertThrows(IllegalStateException.class,
+                () -> HttpWarehouseBenchmark.verifyAck("a", status, utf8(body)), body));
+        assertThrows(IllegalStateException.class, () -> HttpWarehouseBenchmark.verifyAck("a", 202,
+                utf8("{\"protocol\":1,\"id\":\"a\",\"accepted\":true,\"applied\":true}")));
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     @Test
