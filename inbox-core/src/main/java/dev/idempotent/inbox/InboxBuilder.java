@@ -90,8 +90,9 @@ public final class InboxBuilder<I extends Inbox<?>> {
     }
 
     /**
-     * The most messages of concurrent callers committed in one transaction (default 100), for
-     * adapters with a single writer such as SQLite. One commit, one disk sync, serves them all.
+     * The most messages of concurrent callers committed in one transaction (default 100), where
+     * the inbox commits in groups: always on SQLite, on PostgreSQL when built with group commit.
+     * One commit, one disk sync, serves them all.
      */
     public InboxBuilder<I> maxGroupSize(int maxGroupSize) {
         return new InboxBuilder<>(settings.withMaxGroupSize(maxGroupSize), factory);

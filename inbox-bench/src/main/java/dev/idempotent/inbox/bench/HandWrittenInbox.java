@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import org.sqlite.SQLiteConnection;
 
 /**
  * The baseline: what a careful engineer writes by hand with plain JDBC, with the same SQL and the
@@ -19,7 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code INSERT ... ON CONFLICT DO NOTHING} into the inbox's own table, {@code UPDATE stock},
  * {@code COMMIT}. Prepared statements are made once and reused; callers are served by a fair lock,
  * as in the inbox. The row written is the inbox's row, fingerprint included, so both sides store
- * the same bytes.
+ * the same bytes. The driver's generated-key query after each INSERT ({@code SELECT
+ * last_insert_rowid()}, which sqlite-jdbc runs by default) is turned off, as the inbox turns it off
+ * for its claim; {@link #driverGeneratedKeys} turns it back on, to measure the driver's default.
  */
 final class HandWrittenInbox implements AutoCloseable {
 
@@ -56,6 +59,7 @@ final class HandWrittenInbox implements AutoCloseable {
             }
             pragma.execute("PRAGMA synchronous = FULL");
         }
+        driverGeneratedKeys(false);
         begin = connection.prepareStatement("BEGIN IMMEDIATE");
         claim = connection.prepareStatement(CLAIM);
         select = connection.prepareStatement(SELECT);
@@ -64,6 +68,11 @@ final class HandWrittenInbox implements AutoCloseable {
         rollback = connection.prepareStatement("ROLLBACK");
         savepoint = connection.prepareStatement("SAVEPOINT message");
         release = connection.prepareStatement("RELEASE message");
+    }
+
+    /** Whether sqlite-jdbc queries the generated key after each INSERT (its default: yes). */
+    void driverGeneratedKeys(boolean on) throws SQLException {
+        connection.unwrap(SQLiteConnection.class).getConnectionConfig().setGetGeneratedKeys(on);
     }
 
     /**

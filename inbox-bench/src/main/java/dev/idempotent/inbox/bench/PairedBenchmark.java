@@ -27,7 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>{@code pair} picks the two sides: the README-style inbox against the baseline, and the two
  * variants that explain the gap (the inbox with an effect that reuses its prepared statement; the
- * baseline preparing every statement afresh).
+ * baseline preparing every statement afresh), and the prepared-effect inbox against a baseline that
+ * keeps the driver's default generated-key query after each INSERT.
  *
  * <p>{@link #batches} pairs the same way {@code applyAll} with {@code size} messages against the
  * hand-written batch of the same size; its score is pairs of batches per second.
@@ -78,7 +79,8 @@ public class PairedBenchmark {
     @State(Scope.Benchmark)
     public static class Databases extends Pair {
 
-        @Param({"INBOX_VS_JDBC", "PREPARED_EFFECT_VS_JDBC", "INBOX_VS_UNPREPARED_JDBC"})
+        @Param({"INBOX_VS_JDBC", "PREPARED_EFFECT_VS_JDBC", "INBOX_VS_UNPREPARED_JDBC",
+                "PREPARED_EFFECT_VS_DRIVER_DEFAULT_JDBC"})
         public String pair;
     }
 
@@ -133,6 +135,7 @@ public class PairedBenchmark {
     }
 
     private static boolean timeJdbc(Databases db, SideTimes times) throws SQLException {
+        db.jdbcSide.jdbc().driverGeneratedKeys(db.pair.endsWith("DRIVER_DEFAULT_JDBC"));
         long start = System.nanoTime();
         String id = db.jdbcSide.nextId();
         boolean applied = db.pair.endsWith("UNPREPARED_JDBC")

@@ -28,7 +28,6 @@ import dev.idempotent.inbox.internal.SerialTransactions;
 import dev.idempotent.inbox.internal.TransactionRunner;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -208,8 +207,8 @@ public final class InboxEngine<H> {
             throws X {
         Fingerprint fingerprint = content.fingerprint();
         Content kept = settings.contentStorage() == ContentStorage.FULL_CONTENT ? content : null;
-        // Stored times are millisecond-precise; truncate here so Applied reports what is stored.
-        Instant receivedAt = settings.clock().instant().truncatedTo(ChronoUnit.MILLIS);
+        // Stored times are millisecond-precise; read them so, and Applied reports what is stored.
+        Instant receivedAt = Instant.ofEpochMilli(settings.clock().millis());
         Optional<InboxRecord> stored = tx.claim(settings.name(), id, fingerprint, kept, receivedAt);
         if (stored.isPresent()) {
             return judge(id, stored.get(), content);

@@ -14,6 +14,8 @@ import dev.idempotent.inbox.InboxStorageException.Kind;
 import dev.idempotent.inbox.Outcome;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,6 +54,24 @@ class SqliteInboxTest {
 
             assertEquals(2, synchronous, "synchronous=FULL");
             assertEquals("wal", mode);
+        }
+    }
+
+    @Test
+    void effectsGetTheGeneratedKeysOfTheirOwnInsertsAsTheConnectionPromises() {
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            inbox.jdbi().useHandle(handle -> handle.execute(
+                    "CREATE TABLE shipment (number INTEGER PRIMARY KEY, item TEXT NOT NULL)"));
+            List<Long> numbers = new ArrayList<>();
+            for (String id : List.of("snack-7", "snack-8")) {
+                // The inbox's own claim skips the driver's generated-key query; the effect's insert must not.
+                numbers.add(inbox.apply(id, Content.of(7), tx -> tx
+                        .createUpdate("INSERT INTO shipment (item) VALUES ('crisps')")
+                        .executeAndReturnGeneratedKeys("number")
+                        .mapTo(Long.class)
+                        .one()).fold(applied -> applied.result(), duplicate -> -1L, conflict -> -1L));
+            }
+            assertEquals(List.of(1L, 2L), numbers);
         }
     }
 
