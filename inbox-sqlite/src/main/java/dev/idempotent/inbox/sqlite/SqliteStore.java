@@ -80,6 +80,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
+    private final WalCheckpointer checkpointer;
     private final ReentrantLock writeLock = new ReentrantLock(true);
     private Writer writer; // guarded by writeLock
     private boolean closed; // guarded by writeLock
@@ -101,6 +102,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         } finally {
             writeLock.unlock();
         }
+        this.checkpointer = new WalCheckpointer(jdbi);
     }
 
     @Override
@@ -205,6 +207,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         } finally {
             writeLock.unlock();
         }
+        checkpointer.close();
     }
 
     private Writer writer() {
@@ -275,6 +278,8 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                             + "; in-memory and read-only databases cannot hold an inbox", null);
         }
         execute(handle, "PRAGMA synchronous = FULL", "setting synchronous=FULL");
+        execute(handle, "PRAGMA wal_autocheckpoint = " + WalCheckpointer.WRITER_THRESHOLD_PAGES,
+                "setting the checkpoint threshold");
     }
 
     private static boolean readOnly(Handle handle) {
@@ -543,6 +548,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                 throw new OutcomeUnknownException(
                         "SQLite failed during COMMIT; the message may or may not be applied: " + e.getMessage(), e);
             }
+            checkpointer.committed();
             end();
         }
 

@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -73,6 +74,37 @@ class SqliteInboxTest {
             }
             assertEquals(List.of(1L, 2L), numbers);
         }
+    }
+
+    @Test
+    void committedPagesReachTheDatabaseFileWithoutTheWriterCopyingThem() throws Exception {
+        long checkpointThreads = checkpointThreads();
+        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+            assertEquals(checkpointThreads + 1, checkpointThreads());
+            long sizeBefore = Files.size(file());
+            long threshold = inbox.apply("snack-0", Content.of(0),
+                    tx -> tx.createQuery("PRAGMA wal_autocheckpoint").mapTo(Long.class).one())
+                    .fold(applied -> applied.result(), duplicate -> -1L, conflict -> -1L);
+            for (int i = 1; i < 300; i++) {
+                inbox.apply("snack-" + i, Content.of(i), tx -> 0);
+            }
+
+            // 300 small commits log far fewer pages than the writer's threshold, so only the
+            // background checkpoint can have copied them into the database file.
+            assertEquals(WalCheckpointer.WRITER_THRESHOLD_PAGES, threshold);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (Files.size(file()) <= sizeBefore) {
+                assertTrue(System.nanoTime() < deadline, "no page reached the database file in 10 s");
+                Thread.sleep(20);
+            }
+        }
+        assertEquals(checkpointThreads, checkpointThreads(), "close stops the checkpoint thread");
+    }
+
+    private static long checkpointThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.getName().equals("inbox-checkpoint") && thread.isAlive())
+                .count();
     }
 
     @Test
