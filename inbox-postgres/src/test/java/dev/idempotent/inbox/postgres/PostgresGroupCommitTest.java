@@ -66,13 +66,13 @@ class PostgresGroupCommitTest {
         }));
     }
 
-    /** Queues callers item-0..item-6; item-3 (if {@code clash}) puts its item on item-2's place. */
+    /** Queues callers item-0..item-6; item-3 (if {@code clash}) puts its item on an occupied place. */
     private List<Future<Outcome<Integer>>> queueSeven(boolean clash) throws InterruptedException {
         List<Thread> threads = new CopyOnWriteArrayList<>();
         List<Future<Outcome<Integer>>> results = new ArrayList<>();
         for (int i = 0; i < 7; i++) {
             String id = "item-" + i;
-            String item = clash && i == 3 ? "item-2" : id;
+            String item = clash && i == 3 ? "occupied" : id;
             results.add(callers.submit(() -> {
                 threads.add(Thread.currentThread());
                 return inbox.apply(id, Content.of(10), tx -> receive(tx, id, item, 10));
@@ -110,6 +110,7 @@ class PostgresGroupCommitTest {
 
     @Test
     void databaseErrorInOneEffectRollsBackOnlyItsMessage() throws Exception {
+        fixture.jdbi().useHandle(handle -> handle.execute("INSERT INTO shelf (item) VALUES ('occupied')"));
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         Future<Outcome<Integer>> blocker = holdWriter(running, release);
