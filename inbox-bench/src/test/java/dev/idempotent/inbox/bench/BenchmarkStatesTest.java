@@ -166,19 +166,13 @@ class BenchmarkStatesTest {
     void postgresStateServesBothSidesAndDropsItsSchemas() throws Exception {
         PostgresBenchmark.Database db = new PostgresBenchmark.Database();
         db.effect = "PREPARED";
-        try {
-            db.setUp();
-        } catch (java.sql.SQLException | RuntimeException unreachable) {
-            org.junit.jupiter.api.Assumptions.abort("no PostgreSQL server at " + PostgresState.URL + ": " + unreachable);
-        }
+        setUpOrAbort(db::setUp);
         try {
             PostgresBenchmark.SideTimes times = new PostgresBenchmark.SideTimes();
             assertTrue(PostgresBenchmark.pair(db, times));
             assertTrue(PostgresBenchmark.pair(db, times));
             assertTrue(times.inboxNanos > 0 && times.jdbcNanos > 0);
-            long total = db.inbox().jdbi().withHandle(h ->
-                    h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
-            assertEquals(2 * SqliteState.QUANTITY, total);
+            assertEquals(2 * SqliteState.QUANTITY, stockTotal(db));
         } finally {
             db.tearDown();
         }
@@ -188,17 +182,11 @@ class BenchmarkStatesTest {
     void postgresGroupCommitStateAppliesThroughTheGroupingInbox() throws Exception {
         PostgresConcurrentBenchmark.Database db = new PostgresConcurrentBenchmark.Database();
         db.writer = "INBOX_GROUP_COMMIT";
-        try {
-            db.setUp();
-        } catch (java.sql.SQLException | RuntimeException unreachable) {
-            org.junit.jupiter.api.Assumptions.abort("no PostgreSQL server at " + PostgresState.URL + ": " + unreachable);
-        }
+        setUpOrAbort(db::setUp);
         try {
             assertTrue(db.apply());
             assertTrue(db.apply());
-            long total = db.inbox().jdbi().withHandle(h ->
-                    h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
-            assertEquals(2 * SqliteState.QUANTITY, total);
+            assertEquals(2 * SqliteState.QUANTITY, stockTotal(db));
         } finally {
             db.tearDown();
         }
@@ -278,6 +266,24 @@ class BenchmarkStatesTest {
 
     private static byte[] utf8(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The PostgreSQL states' set-up, or the test aborted when no server answers. */
+    private static void setUpOrAbort(PostgresSetUp setUp) {
+        try {
+            setUp.run();
+        } catch (java.sql.SQLException | RuntimeException unreachable) {
+            org.junit.jupiter.api.Assumptions.abort("no PostgreSQL server at " + PostgresState.URL + ": " + unreachable);
+        }
+    }
+
+    private interface PostgresSetUp {
+        void run() throws java.sql.SQLException;
+    }
+
+    private static long stockTotal(PostgresState db) {
+        return db.inbox().jdbi().withHandle(h ->
+                h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
     }
 
     @Test
