@@ -1,6 +1,5 @@
 package dev.idempotent.inbox.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.examples.StockLevel;
@@ -8,6 +7,8 @@ import dev.idempotent.inbox.examples.Warehouse;
 import dev.idempotent.inbox.examples.http.ProtocolV1;
 import dev.idempotent.inbox.examples.http.ReceiverSettings;
 import dev.idempotent.inbox.examples.http.WarehouseServer;
+import dev.idempotent.inbox.examples.publisher.AckVerifier;
+import dev.idempotent.inbox.examples.publisher.Verdict;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -271,37 +273,13 @@ public class HttpWarehouseBenchmark {
     }
 
     /**
-     * Throws unless the response is the ACK of a newly applied {@code id}, judged as the publisher
-     * judges an ACK (see docs/PROTOCOL.md); a duplicate ACK is refused too, as every id sent is new.
+     * Throws unless the response is the ACK of a newly applied {@code id}, judged by the example
+     * publisher's own {@link AckVerifier}; a duplicate's ACK is refused too, as every id sent is new.
      */
     static void verifyAck(String id, int status, byte[] body) {
-        if (status != 200) {
-            throw notAnAck(id, "status " + status, body);
-        }
-        JsonNode root;
-        try {
-            root = ProtocolV1.JSON.readTree(body);
-        } catch (IOException e) {
-            throw notAnAck(id, "a body that is not JSON", body);
-        }
-        if (root == null || !root.isObject()) {
-            throw notAnAck(id, "a body that is not a JSON object", body);
-        }
-        JsonNode protocol = root.get("protocol");
-        if (protocol == null || !protocol.isInt() || protocol.intValue() != ProtocolV1.VERSION) {
-            throw notAnAck(id, "no \"protocol\": 1", body);
-        }
-        JsonNode ackedId = root.get("id");
-        if (ackedId == null || !ackedId.isTextual() || !ackedId.textValue().equals(id)) {
-            throw notAnAck(id, "another id", body);
-        }
-        JsonNode accepted = root.get("accepted");
-        if (accepted == null || !accepted.isBoolean() || !accepted.booleanValue()) {
-            throw notAnAck(id, "no \"accepted\": true", body);
-        }
-        JsonNode applied = root.get("applied");
-        if (applied == null || !applied.isBoolean() || !applied.booleanValue()) {
-            throw notAnAck(id, "no \"applied\": true for a new id", body);
+        Verdict verdict = AckVerifier.classify(id, status, body, Optional.empty());
+        if (!(verdict instanceof Verdict.Acked acked) || !acked.applied()) {
+            throw notAnAck(id, verdict.toString(), body);
         }
     }
 

@@ -15,7 +15,7 @@ import java.util.Set;
  * other order is no evidence for this one, so the body must name this id and say
  * {@code "accepted": true} as a JSON boolean, in protocol version 1.
  */
-final class AckVerifier {
+public final class AckVerifier {
 
     /**
      * Statuses the receiver gives only when it will refuse the same request again; 422 is a
@@ -27,7 +27,7 @@ final class AckVerifier {
     private AckVerifier() {}
 
     /** The verdict on a response with {@code status} and {@code body} to a request for {@code id}. */
-    static Verdict classify(String id, int status, byte[] body, Optional<String> retryAfter) {
+    public static Verdict classify(String id, int status, byte[] body, Optional<String> retryAfter) {
         if (status == 200) {
             return verify(id, body);
         }
