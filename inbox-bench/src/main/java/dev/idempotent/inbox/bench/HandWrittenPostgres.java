@@ -20,7 +20,7 @@ import javax.sql.DataSource;
  * borrowed connection, which the PostgreSQL driver caches and turns into server-side prepared
  * statements after a few uses. It leaves out what the inbox adds to every transaction, its
  * isolation level and lock timeout, which the inbox sends in front of its claim, in the same round
- * trip.
+ * trip; {@link #applyWithSettings} sends them too.
  */
 final class HandWrittenPostgres {
 
@@ -34,6 +34,12 @@ final class HandWrittenPostgres {
             + " received_at FROM inbox_message WHERE inbox = ? AND id = ?";
     static final String UPDATE = "UPDATE stock SET total = total + ? WHERE id = 1";
 
+    /**
+     * What the inbox sends in front of its claim with its default busy timeout, for {@link
+     * #applyWithSettings}.
+     */
+    static final String SETTINGS = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '5000ms'; ";
+
     private final DataSource pool;
     private final String inbox;
 
@@ -44,11 +50,24 @@ final class HandWrittenPostgres {
 
     /** One message, one transaction; true when the id was new and the stock changed. */
     boolean apply(String id, long quantity) throws SQLException {
+        return apply(id, quantity, false);
+    }
+
+    /**
+     * The same, with the inbox's isolation level and lock timeout sent in front of the claim, in its
+     * round trip, as the inbox sends them: tells what those settings cost from what the rest of the
+     * inbox costs.
+     */
+    boolean applyWithSettings(String id, long quantity) throws SQLException {
+        return apply(id, quantity, true);
+    }
+
+    private boolean apply(String id, long quantity, boolean withSettings) throws SQLException {
         Fingerprint fingerprint = Content.of(quantity).fingerprint();
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
             try {
-                boolean applied = claim(connection, id, fingerprint);
+                boolean applied = claim(connection, id, fingerprint, withSettings);
                 if (applied) {
                     try (PreparedStatement update = connection.prepareStatement(UPDATE)) {
                         update.setLong(1, quantity);
@@ -72,8 +91,9 @@ final class HandWrittenPostgres {
         }
     }
 
-    private boolean claim(Connection connection, String id, Fingerprint fingerprint) throws SQLException {
-        try (PreparedStatement claim = connection.prepareStatement(CLAIM)) {
+    private boolean claim(Connection connection, String id, Fingerprint fingerprint, boolean withSettings)
+            throws SQLException {
+        try (PreparedStatement claim = connection.prepareStatement(withSettings ? SETTINGS + CLAIM : CLAIM)) {
             claim.setString(1, inbox);
             claim.setString(2, id);
             claim.setInt(3, fingerprint.algorithm());
@@ -81,7 +101,11 @@ final class HandWrittenPostgres {
             claim.setInt(5, fingerprint.contentType().version());
             claim.setBytes(6, fingerprint.digest());
             claim.setObject(7, OffsetDateTime.ofInstant(Instant.now().truncatedTo(ChronoUnit.MILLIS), ZoneOffset.UTC));
-            try (ResultSet inserted = claim.executeQuery()) {
+            boolean rows = claim.execute();
+            while (!rows && claim.getUpdateCount() != -1) {
+                rows = claim.getMoreResults(); // past the settings' results
+            }
+            try (ResultSet inserted = claim.getResultSet()) {
                 return inserted.next();
             }
         }

@@ -9,6 +9,7 @@ import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HexFormat;
@@ -40,6 +41,7 @@ public abstract class PostgresState {
     private HikariDataSource jdbcPool;
     private PostgresInbox inbox;
     private HandWrittenPostgres jdbc;
+    private Connection monitor;
 
     /** Creates both schemas, the inbox and the baseline. */
     protected void open() throws SQLException {
@@ -67,6 +69,7 @@ public abstract class PostgresState {
                 .build();
         inbox.jdbi().useHandle(this::createStock);
         jdbc = new HandWrittenPostgres(jdbcPool, SqliteState.INBOX);
+        monitor = DriverManager.getConnection(URL, USER, null);
     }
 
     private void createStock(org.jdbi.v3.core.Handle handle) {
@@ -81,6 +84,8 @@ public abstract class PostgresState {
         config.setMaximumPoolSize(POOL_SIZE);
         config.setPoolName(schema);
         config.setConnectionInitSql("SET search_path TO " + schema);
+        // Names the pool's sessions in pg_stat_activity, so that their server processes can be found.
+        config.addDataSourceProperty("ApplicationName", schema);
         return new HikariDataSource(config);
     }
 
@@ -105,6 +110,36 @@ public abstract class PostgresState {
         });
     }
 
+    /** CPU time used so far by the server processes of the inbox's pool, in nanoseconds. */
+    long inboxServerCpuNanos() throws SQLException {
+        return serverCpuNanos(inboxSchema);
+    }
+
+    /** The same for the baseline's pool. */
+    long jdbcServerCpuNanos() throws SQLException {
+        return serverCpuNanos(jdbcSchema);
+    }
+
+    /**
+     * Sums, over the sessions named {@code applicationName}, the CPU time of their server processes
+     * as Linux's /proc tells it: zero when the server runs on another machine. A session that ended
+     * takes its share with it. The monitoring connection is a session of its own, so asking costs
+     * neither side anything.
+     */
+    private long serverCpuNanos(String applicationName) throws SQLException {
+        long total = 0;
+        try (PreparedStatement sessions = monitor.prepareStatement(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = ?")) {
+            sessions.setString(1, applicationName);
+            try (ResultSet pids = sessions.executeQuery()) {
+                while (pids.next()) {
+                    total += ProcessCostProfiler.serverProcessCpuNanos(pids.getLong(1));
+                }
+            }
+        }
+        return total;
+    }
+
     PostgresInbox inbox() {
         return inbox;
     }
@@ -115,6 +150,14 @@ public abstract class PostgresState {
 
     /** Closes the inbox and the pools, then drops both schemas. */
     protected void close() {
+        try {
+            if (monitor != null) {
+                monitor.close();
+            }
+        } catch (SQLException e) {
+            // The monitor only read CPU times; the pools and schemas below must go all the same.
+        }
+        monitor = null;
         try {
             if (inbox != null) {
                 inbox.close();

@@ -73,9 +73,7 @@ class BenchmarkStatesTest {
         db.open(parent, db.rows, row -> Ids.spread(row, db.rows));
         try {
             assertInstanceOf(Outcome.Applied.class, bench.inbox(db));
-            long stored = db.inbox().jdbi().withHandle(h ->
-                    h.createQuery("SELECT count(*) FROM inbox_message").mapTo(Long.class).one());
-            assertEquals(1_001, stored);
+            assertEquals(1_001, storedRows(db));
             String mode = db.inbox().jdbi().withHandle(h ->
                     h.createQuery("PRAGMA journal_mode").mapTo(String.class).one());
             assertEquals("wal", mode);
@@ -83,6 +81,30 @@ class BenchmarkStatesTest {
             db.close();
         }
         assertDirectoryEmpty();
+    }
+
+    @Test
+    void pairedPrefilledStateTimesTheEmptyAndTheFullFileApart() throws Exception {
+        PrefilledBenchmark.Databases db = new PrefilledBenchmark.Databases();
+        db.rows = 1_000;
+        db.prefilled.open(parent, db.rows, row -> Ids.spread(row, db.rows));
+        db.empty.open(parent, 0, null);
+        PrefilledBenchmark.SideTimes times = new PrefilledBenchmark.SideTimes();
+        try {
+            assertTrue(new PrefilledBenchmark().paired(db, times));
+            assertTrue(new PrefilledBenchmark().paired(db, times));
+            assertTrue(times.emptyNanos > 0 && times.prefilledNanos > 0);
+            assertEquals(2, storedRows(db.empty));
+            assertEquals(1_002, storedRows(db.prefilled));
+        } finally {
+            db.tearDown();
+        }
+        assertDirectoryEmpty();
+    }
+
+    private static long storedRows(SqliteState side) {
+        return side.inbox().jdbi().withHandle(h ->
+                h.createQuery("SELECT count(*) FROM inbox_message").mapTo(Long.class).one());
     }
 
     @Test
@@ -169,9 +191,17 @@ class BenchmarkStatesTest {
         setUpOrAbort(db::setUp);
         try {
             PostgresBenchmark.SideTimes times = new PostgresBenchmark.SideTimes();
+            long inboxServerBefore = db.inboxServerCpuNanos();
+            long jdbcServerBefore = db.jdbcServerCpuNanos();
             assertTrue(PostgresBenchmark.pair(db, times));
+            db.baseline = "WITH_SETTINGS";
             assertTrue(PostgresBenchmark.pair(db, times));
             assertTrue(times.inboxNanos > 0 && times.jdbcNanos > 0);
+            assertTrue(times.inboxCpuNanos > 0 && times.jdbcCpuNanos > 0);
+            assertTrue(times.inboxCpuNanos <= times.inboxNanos && times.jdbcCpuNanos <= times.jdbcNanos);
+            // The server runs on this machine here, so each side's sessions show the work they did.
+            assertTrue(db.inboxServerCpuNanos() > inboxServerBefore);
+            assertTrue(db.jdbcServerCpuNanos() > jdbcServerBefore);
             assertEquals(2 * SqliteState.QUANTITY, stockTotal(db));
         } finally {
             db.tearDown();
