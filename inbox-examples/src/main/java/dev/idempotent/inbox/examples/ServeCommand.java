@@ -57,6 +57,11 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--token", paramLabel = "T", description = "Require 'Authorization: Bearer T' on every request.")
     String token;
 
+    @Option(names = "--threads", paramLabel = "N", defaultValue = "" + ReceiverSettings.DEFAULT_THREADS,
+            description = "Requests handled at once (default ${DEFAULT-VALUE}). On SQLite, concurrent requests are"
+                    + " what one group commit can take together; with PostgreSQL each holds a connection of its own.")
+    int threads;
+
     @Option(names = "--drop-ack-rate", paramLabel = "R", defaultValue = "0",
             description = "For experiments: after the commit, close the connection without a response for this fraction"
                     + " of requests (0 to 1).")
@@ -141,7 +146,7 @@ final class ServeCommand implements Callable<Integer> {
     private ReceiverSettings settings() {
         try {
             return new ReceiverSettings(InetAddress.getByName(bind), port, Optional.ofNullable(token),
-                    AckFault.random(dropAckRate, seed), ReceiverSettings.loopback().threads());
+                    AckFault.random(dropAckRate, seed), threads);
         } catch (IllegalArgumentException | UnknownHostException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

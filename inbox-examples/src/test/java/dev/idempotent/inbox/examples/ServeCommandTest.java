@@ -74,6 +74,16 @@ class ServeCommandTest {
     }
 
     @Test
+    void refusesFewerThanOneRequestThread() throws Exception {
+        try (ChildJvm serve = start(List.of(), "serve", "--db", dir.resolve("warehouse.db").toString(), "--threads", "0")) {
+            assertNotEquals(0, serve.awaitExit(TIMEOUT));
+        }
+        String message = Files.readString(dir.resolve("serve.err"));
+        assertTrue(message.contains("threads must be at least 1, was 0"), message);
+        assertFalse(Files.exists(dir.resolve("warehouse.db")), "refused before opening anything");
+    }
+
+    @Test
     void refusesADatabaseUrlItCannotOpen() throws Exception {
         try (ChildJvm serve = start(List.of(), "serve", "--db", "mysql://db.example/warehouse")) {
             assertNotEquals(0, serve.awaitExit(TIMEOUT));

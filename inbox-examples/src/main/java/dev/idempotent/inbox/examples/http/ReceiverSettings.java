@@ -16,6 +16,9 @@ import java.util.Optional;
  */
 public record ReceiverSettings(InetAddress address, int port, Optional<String> token, AckFault ackFault, int threads) {
 
+    /** Requests handled at once unless told otherwise. */
+    public static final int DEFAULT_THREADS = 8;
+
     public ReceiverSettings {
         Objects.requireNonNull(address, "address");
         if (port < 0 || port > 65535) {
@@ -36,9 +39,10 @@ public record ReceiverSettings(InetAddress address, int port, Optional<String> t
         }
     }
 
-    /** 127.0.0.1, an ephemeral port, no token, no dropped ACKs, 8 threads. */
+    /** 127.0.0.1, an ephemeral port, no token, no dropped ACKs, {@link #DEFAULT_THREADS} threads. */
     public static ReceiverSettings loopback() {
-        return new ReceiverSettings(InetAddress.getLoopbackAddress(), 0, Optional.empty(), AckFault.none(), 8);
+        return new ReceiverSettings(InetAddress.getLoopbackAddress(), 0, Optional.empty(), AckFault.none(),
+                DEFAULT_THREADS);
     }
 
     public ReceiverSettings withAddress(InetAddress address) {
