@@ -11,6 +11,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -65,22 +66,25 @@ class ServeCommandTest {
 
     @Test
     void refusesANonLoopbackAddressWithoutAToken() throws Exception {
-        try (ChildJvm serve = start(List.of(), "serve", "--db", dir.resolve("warehouse.db").toString(), "--bind", "0.0.0.0")) {
-            assertNotEquals(0, serve.awaitExit(TIMEOUT));
-        }
-        String message = Files.readString(dir.resolve("serve.err"));
-        assertTrue(message.contains("refusing to listen on 0.0.0.0 without a token"), message);
-        assertFalse(Files.exists(dir.resolve("warehouse.db")), "refused before opening anything");
+        assertRefusedBeforeOpening("refusing to listen on 0.0.0.0 without a token", "--bind", "0.0.0.0");
     }
 
     @Test
     void refusesFewerThanOneRequestThread() throws Exception {
-        try (ChildJvm serve = start(List.of(), "serve", "--db", dir.resolve("warehouse.db").toString(), "--threads", "0")) {
+        assertRefusedBeforeOpening("threads must be at least 1, was 0", "--threads", "0");
+    }
+
+    /** {@code serve --db FILE OPTIONS} exits with an error naming {@code reason} and leaves no database file. */
+    private void assertRefusedBeforeOpening(String reason, String... options) throws Exception {
+        Path db = dir.resolve("warehouse.db");
+        List<String> args = new ArrayList<>(List.of("serve", "--db", db.toString()));
+        args.addAll(List.of(options));
+        try (ChildJvm serve = start(List.of(), args.toArray(String[]::new))) {
             assertNotEquals(0, serve.awaitExit(TIMEOUT));
         }
         String message = Files.readString(dir.resolve("serve.err"));
-        assertTrue(message.contains("threads must be at least 1, was 0"), message);
-        assertFalse(Files.exists(dir.resolve("warehouse.db")), "refused before opening anything");
+        assertTrue(message.contains(reason), message);
+        assertFalse(Files.exists(db), "refused before opening anything");
     }
 
     @Test
