@@ -344,7 +344,6 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                 .findOne();
     }
 
-    /** Runs one of the writer's prepared statements that returns no rows. */
     private static InboxRecord record(ResultSet rs) throws SQLException {
         ContentType type = new ContentType(rs.getString("content_type"), rs.getInt("content_type_version"));
         byte[] content = rs.getBytes("content");
@@ -433,6 +432,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
             }
         }
 
+        /** Runs one of the writer's own prepared statements that returns no rows. */
         void run(PreparedStatement statement, String doing) {
             forOwnStatements();
             try {
@@ -442,6 +442,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
             }
         }
 
+        /** Executes the bound claim; true if it inserted the row. */
         boolean insert() throws SQLException {
             forOwnStatements();
             return claim.executeUpdate() == 1;
