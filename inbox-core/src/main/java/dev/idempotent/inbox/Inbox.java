@@ -70,6 +70,9 @@ public interface Inbox<H> extends AutoCloseable {
      *     unknown, which behaves as {@link #apply(String, Content, Effect)}
      * @throws StaleMessageException if the message is new and older than the inbox can judge;
      *     nothing was written
+     * @throws InvalidMessageException with {@link InvalidMessageException.Problem#ORIGIN_IN_FUTURE}
+     *     if the origin time is later than the inbox's clock plus its clock-skew margin, whether
+     *     the id is new or not; nothing was written
      */
     <R, X extends Exception> Outcome<R> apply(String id, Content content, Instant originTime, Effect<H, R, X> effect)
             throws X;

@@ -18,7 +18,19 @@ public final class InvalidMessageException extends InboxException {
         /** The id holds an unpaired surrogate, which has no stable stored form. */
         ID_MALFORMED,
         CONTENT_MISSING,
-        CONTENT_TOO_LARGE
+        CONTENT_TOO_LARGE,
+        /**
+         * The content type's name holds an unpaired surrogate, which has no UTF-8 form: two such
+         * names could not be told apart in a fingerprint.
+         */
+        CONTENT_TYPE_MALFORMED,
+        /**
+         * The origin time is later than the inbox's clock plus its clock-skew margin. Accepting it
+         * would let the message outlive the retention check: the stale check compares origins with
+         * the horizon, and an origin in the future stays newer than any horizon for as long as it
+         * is in the future.
+         */
+        ORIGIN_IN_FUTURE
     }
 
     private final Problem problem;

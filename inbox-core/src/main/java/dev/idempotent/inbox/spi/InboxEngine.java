@@ -90,7 +90,7 @@ public final class InboxEngine<H> {
         Objects.requireNonNull(effect, "effect");
         checkOpen();
         long started = System.nanoTime();
-        validate(id, content, started);
+        validate(id, content, originTime, started);
         Outcome<R> outcome;
         try {
             outcome = transactions.run(tx -> applyWithin(tx, id, content, originTime, effect));
@@ -150,7 +150,7 @@ public final class InboxEngine<H> {
     private <R, X extends Exception> MessageResult<R> applyInSavepoint(
             StoreTransaction<H> tx, Message message, MessageEffect<H, R, X> effect, long started) {
         try {
-            validate(message.id(), message.content(), started);
+            validate(message.id(), message.content(), message.originTime(), started);
         } catch (InvalidMessageException e) {
             return MessageResult.failed(message, e);
         }
@@ -169,18 +169,24 @@ public final class InboxEngine<H> {
 
     private boolean isValid(Message message) {
         try {
-            MessageValidation.checkId(message.id());
-            MessageValidation.checkContent(message.content(), settings.maxContentBytes());
+            check(message.id(), message.content(), message.originTime());
             return true;
         } catch (InvalidMessageException e) {
             return false;
         }
     }
 
-    private void validate(String id, Content content, long started) {
+    private void check(String id, Content content, Instant originTime) {
+        MessageValidation.checkId(id);
+        MessageValidation.checkContent(content, settings.maxContentBytes());
+        if (originTime != null) {
+            MessageValidation.checkOrigin(originTime, settings.clock().instant(), settings.clockSkewMargin());
+        }
+    }
+
+    private void validate(String id, Content content, Instant originTime, long started) {
         try {
-            MessageValidation.checkId(id);
-            MessageValidation.checkContent(content, settings.maxContentBytes());
+            check(id, content, originTime);
         } catch (InvalidMessageException e) {
             counters.invalid();
             log.debug("inbox={} outcome=invalid problem={}", settings.name(), e.problem());
