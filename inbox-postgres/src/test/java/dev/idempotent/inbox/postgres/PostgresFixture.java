@@ -132,6 +132,11 @@ final class PostgresFixture implements InboxFixture {
     }
 
     @Override
+    public boolean failedStatementAbortsTransaction() {
+        return true;
+    }
+
+    @Override
     public void close() {
         admin.useHandle(handle -> handle.execute("DROP SCHEMA " + schema + " CASCADE"));
     }

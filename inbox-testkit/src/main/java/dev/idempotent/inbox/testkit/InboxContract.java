@@ -9,14 +9,18 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.ContentStorage;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.InvalidMessageException.Problem;
+import dev.idempotent.inbox.Message;
+import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.Phase;
 import java.io.IOException;
@@ -35,6 +39,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.JdbiException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -225,6 +230,113 @@ public abstract class InboxContract {
         assertEquals(0, stock.total());
         assertEquals(0, rows(inbox));
         assertInstanceOf(Outcome.Applied.class, receive(inbox, "snack-7", 7));
+    }
+
+    /** A business table with a unique key, holding {@code taken}, so that inserting it again fails. */
+    private void createAuditTableHolding(String taken) {
+        fixture.jdbi().useHandle(db -> {
+            db.execute("CREATE TABLE audit_entry (id VARCHAR(100) PRIMARY KEY)");
+            db.execute("INSERT INTO audit_entry (id) VALUES (?)", taken);
+        });
+    }
+
+    /** The seed's effect plus a best-effort audit insert whose failure the effect catches and ignores. */
+    private int addSwallowingAFailedInsert(Handle tx, long qty, String taken) {
+        int updated = stock.add(tx, qty);
+        try {
+            tx.execute("INSERT INTO audit_entry (id) VALUES (?)", taken);
+        } catch (JdbiException swallowed) {
+            // What a best-effort audit write does; the transaction's fate is then the database's.
+        }
+        return updated;
+    }
+
+    @Test
+    void effectThatSwallowsAFailedStatementIsNeverAppliedWithoutItsRecord() {
+        Inbox<Handle> inbox = inbox();
+        createAuditTableHolding("taken");
+
+        if (fixture.failedStatementAbortsTransaction()) {
+            InboxException refused = assertThrows(InboxException.class,
+                    () -> inbox.apply("snack-7", Content.of(7), tx -> addSwallowingAFailedInsert(tx, 7, "taken")));
+            assertInstanceOf(EffectBrokeTransactionException.class, refused);
+            assertInstanceOf(java.sql.SQLException.class, refused.getCause(), "names the swallowed failure");
+            assertTrue(inbox.find("snack-7").isEmpty(), "nothing recorded");
+            assertEquals(0, stock.total(), "nothing written");
+            assertStats(inbox, 0, 0, 0, 0, 0, 1);
+            assertInstanceOf(Outcome.Applied.class, receive(inbox, "snack-7", 7), "a retry applies");
+            assertEquals(7, stock.total());
+        } else {
+            Outcome<Integer> outcome = inbox.apply("snack-7", Content.of(7),
+                    tx -> addSwallowingAFailedInsert(tx, 7, "taken"));
+            assertInstanceOf(Outcome.Applied.class, outcome);
+            assertTrue(inbox.find("snack-7").isPresent(), "Applied, so recorded");
+            assertEquals(7, stock.total(), "the effect's other write committed with the record");
+            assertStats(inbox, 1, 0, 0, 0, 0, 0);
+        }
+    }
+
+    @Test
+    void effectThatSwallowsAFailedStatementInABatchFailsOnlyItsOwnMessage() {
+        Inbox<Handle> inbox = inbox();
+        createAuditTableHolding("taken");
+        List<Message> batch = List.of(
+                Message.of("snack-1", Content.of(1)), Message.of("snack-2", Content.of(2)),
+                Message.of("snack-3", Content.of(3)));
+
+        List<MessageResult<Integer>> results = inbox.applyAll(batch, (tx, message) -> message.id().equals("snack-2")
+                ? addSwallowingAFailedInsert(tx, 2, "taken") : stock.add(tx, message.id().equals("snack-1") ? 1 : 3));
+
+        assertInstanceOf(Outcome.Applied.class, results.get(0).outcome().orElseThrow());
+        assertInstanceOf(Outcome.Applied.class, results.get(2).outcome().orElseThrow());
+        if (fixture.failedStatementAbortsTransaction()) {
+            assertInstanceOf(EffectBrokeTransactionException.class, results.get(1).failure().orElseThrow());
+            assertTrue(inbox.find("snack-2").isEmpty());
+            assertEquals(4, stock.total());
+        } else {
+            assertInstanceOf(Outcome.Applied.class, results.get(1).outcome().orElseThrow());
+            assertTrue(inbox.find("snack-2").isPresent());
+            assertEquals(6, stock.total());
+        }
+        assertTrue(inbox.find("snack-1").isPresent());
+        assertTrue(inbox.find("snack-3").isPresent());
+    }
+
+    @Test
+    void contentTypeNameWithAnUnpairedSurrogateIsRefused() {
+        for (String name : List.of("t\uD800", "t\uDFFF", "\uDC00t", "t\uD800\uD800")) {
+            InvalidMessageException refused = assertThrows(InvalidMessageException.class,
+                    () -> Content.structured(name, 1, new byte[] {1}), name);
+            assertEquals(Problem.CONTENT_TYPE_MALFORMED, refused.problem());
+        }
+        Inbox<Handle> inbox = inbox();
+        Content paired = Content.structured("shipment-\uD83D\uDCE6", 1, new byte[] {7});
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", paired, tx -> stock.add(tx, 7)));
+        assertInstanceOf(Outcome.Duplicate.class, inbox.apply("snack-7",
+                Content.structured("shipment-\uD83D\uDCE6", 1, new byte[] {7}), tx -> stock.add(tx, 7)),
+                "a supplementary character in the name survives storage, so the resend is a duplicate");
+        assertEquals(7, stock.total());
+    }
+
+    @Test
+    void originTimeLaterThanClockPlusSkewMarginIsRefusedAndChangesNothing() {
+        Inbox<Handle> inbox = inbox();
+        Duration margin = fixture.builder().settings().clockSkewMargin();
+
+        InvalidMessageException refused = assertThrows(InvalidMessageException.class, () -> inbox.apply(
+                "snack-7", Content.of(7), T0.plus(margin).plusMillis(1), tx -> stock.add(tx, 7)));
+        assertEquals(Problem.ORIGIN_IN_FUTURE, refused.problem());
+        MessageResult<Integer> inBatch = inbox.applyAll(
+                List.of(Message.of("snack-8", Content.of(8)).withOriginTime(T0.plus(Duration.ofDays(2)))),
+                (tx, message) -> stock.add(tx, 8)).get(0);
+        assertEquals(Problem.ORIGIN_IN_FUTURE,
+                assertInstanceOf(InvalidMessageException.class, inBatch.failure().orElseThrow()).problem());
+        assertEquals(0, stock.total());
+        assertEquals(0, rows(inbox));
+
+        assertInstanceOf(Outcome.Applied.class, inbox.apply(
+                "snack-7", Content.of(7), T0.plus(margin), tx -> stock.add(tx, 7)), "the margin itself is allowed");
+        assertEquals(7, stock.total());
     }
 
     @Test

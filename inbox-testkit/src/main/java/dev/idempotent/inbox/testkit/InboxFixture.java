@@ -35,6 +35,14 @@ public interface InboxFixture extends AutoCloseable {
      */
     void insertReceivedRows(String inbox, String prefix, int count, Instant receivedAt);
 
+    /**
+     * Whether a statement that fails inside a transaction leaves the whole transaction aborted, so
+     * that nothing in it can commit (PostgreSQL), rather than failing that statement alone (SQLite).
+     */
+    default boolean failedStatementAbortsTransaction() {
+        return false;
+    }
+
     /** Drops what the fixture created. */
     @Override
     void close();

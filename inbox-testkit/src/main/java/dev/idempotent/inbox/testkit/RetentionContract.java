@@ -150,6 +150,22 @@ public abstract class RetentionContract {
     }
 
     @Test
+    void purgeWithASubMillisecondCutoffKeepsARowReceivedAfterIt() {
+        Inbox<Handle> inbox = inbox(clock);
+        clock.advance(Duration.ofNanos(1_700_000));
+        receive(inbox, "late", 1, null); // received at T0 + 1.7 ms
+        clock.advance(RETENTION.minusNanos(200_000)); // cutoff T0 + 1.5 ms: before the receipt
+
+        PurgeReport report = inbox.retention().purge();
+
+        assertEquals(0, report.rowsPurged(), "the row was received after the cutoff");
+        assertTrue(inbox.find("late").isPresent());
+        assertTrue(!report.horizon().isAfter(T0.plusNanos(1_500_000)), "the horizon is no later than the cutoff");
+        assertInstanceOf(Outcome.Duplicate.class, receive(inbox, "late", 1, null), "its resend is a duplicate");
+        assertEquals(1, stock.total());
+    }
+
+    @Test
     void purgeDeletesInBatchesOnlyWhatIsOlderThanTheRetention() {
         int old = InboxPurger.BATCH_SIZE * 2 + 500;
         insertRows(old, T0);

@@ -1,0 +1,17 @@
+package dev.idempotent.inbox;
+
+/**
+ * The effect returned normally but left its transaction unable to commit what it did: it caught a
+ * failed statement on a database that then aborts the whole transaction (PostgreSQL), or it
+ * began, committed or rolled back the transaction it was given. The transaction was rolled back;
+ * nothing was recorded, so a later delivery of the same id is applied.
+ *
+ * <p>The cause, when the inbox saw it, is the statement failure the effect caught. An effect that
+ * wants to survive a failing statement runs it inside a savepoint of its own.
+ */
+public final class EffectBrokeTransactionException extends InboxException {
+
+    public EffectBrokeTransactionException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}
