@@ -2,10 +2,6 @@ package dev.idempotent.inbox;
 
 import dev.idempotent.inbox.internal.FingerprintEncoding;
 import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -43,15 +39,7 @@ public final class Content {
      */
     public static Content of(String text) {
         Objects.requireNonNull(text, "text");
-        try {
-            ByteBuffer encoded = StandardCharsets.UTF_8.newEncoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .encode(CharBuffer.wrap(text));
-            return new Content(ContentType.UTF8, Arrays.copyOf(encoded.array(), encoded.limit()));
-        } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException("text content holds an unpaired surrogate", e);
-        }
+        return new Content(ContentType.UTF8, FingerprintEncoding.utf8(text));
     }
 
     /** Opaque bytes, compared byte for byte. */

@@ -9,7 +9,7 @@ import java.util.Objects;
  *
  * <p>Names starting with {@code inbox.} are reserved for the built-in types.
  *
- * @param name 1 to 100 characters, no control characters
+ * @param name 1 to 100 characters, no control characters, no unpaired surrogates
  * @param version the version of the canonical form, at least 1
  */
 public record ContentType(String name, int version) {
@@ -30,9 +30,25 @@ public record ContentType(String name, int version) {
             throw new IllegalArgumentException(
                     "content type name must be 1 to " + MAX_NAME_LENGTH + " characters without control characters");
         }
+        if (!isWellFormed(name)) {
+            throw new InvalidMessageException(InvalidMessageException.Problem.CONTENT_TYPE_MALFORMED,
+                    "content type name holds an unpaired surrogate, which has no UTF-8 form");
+        }
         if (version < 1) {
             throw new IllegalArgumentException("content type version must be at least 1, was " + version);
         }
+    }
+
+    private static boolean isWellFormed(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     boolean isBuiltIn() {

@@ -3,9 +3,13 @@ package dev.idempotent.inbox.internal;
 import dev.idempotent.inbox.ContentType;
 import dev.idempotent.inbox.Fingerprint;
 import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -22,7 +26,7 @@ public enum FingerprintEncoding {
         @Override
         byte[] encode(ContentType type, byte[] bytes) {
             byte[] tag = "dev.idempotent.inbox/fingerprint/1".getBytes(StandardCharsets.US_ASCII);
-            byte[] name = type.name().getBytes(StandardCharsets.UTF_8);
+            byte[] name = utf8(type.name());
             return ByteBuffer.allocate(tag.length + Integer.BYTES + name.length + Integer.BYTES + Long.BYTES + bytes.length)
                     .put(tag)
                     .putInt(name.length)
@@ -59,6 +63,22 @@ public enum FingerprintEncoding {
     }
 
     abstract byte[] encode(ContentType type, byte[] bytes);
+
+    /**
+     * {@code text} as UTF-8, refusing what has no UTF-8 form. {@code String.getBytes} would put a
+     * {@code ?} in place of an unpaired surrogate, and two different texts would digest alike.
+     */
+    public static byte[] utf8(String text) {
+        try {
+            ByteBuffer encoded = StandardCharsets.UTF_8.newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .encode(CharBuffer.wrap(text));
+            return Arrays.copyOf(encoded.array(), encoded.limit());
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("text has no UTF-8 form: it holds an unpaired surrogate", e);
+        }
+    }
 
     /** The fingerprint of {@code bytes} of {@code type} under this encoding. */
     public Fingerprint fingerprint(ContentType type, byte[] bytes) {

@@ -306,7 +306,8 @@ public final class InboxEngine<H> {
             counters.conflict();
             Outcome.Conflict<?> conflict = (Outcome.Conflict<?>) outcome;
             // Types only: a digest of low-entropy content (a quantity) can be reversed by trying values.
-            log.warn("inbox={} id={} outcome=conflict stored={} offered={}", settings.name(), outcome.id(),
+            // A normal outcome the caller receives as a value: nothing for an operator to act on.
+            log.info("inbox={} id={} outcome=conflict stored={} offered={}", settings.name(), outcome.id(),
                     conflict.stored().contentType(), conflict.offered().contentType());
         }
     }
@@ -314,7 +315,7 @@ public final class InboxEngine<H> {
     private void countFailure(String id, Throwable failure) {
         if (failure instanceof StaleMessageException) {
             counters.stale();
-            log.warn("inbox={} id={} outcome=stale: {}", settings.name(), id, failure.getMessage());
+            log.info("inbox={} id={} outcome=stale: {}", settings.name(), id, failure.getMessage());
         } else if (failure instanceof InboxBusyException) {
             counters.busy();
             log.warn("inbox={} id={} outcome=busy: {}", settings.name(), id, failure.getMessage());

@@ -38,7 +38,9 @@ public final class InboxPurger implements InboxRetention {
     @Override
     public PurgeReport purge() {
         InboxSettings settings = engine.settings();
-        Instant cutoff = settings.clock().instant().minus(settings.retention());
+        // Receive times are stored to the millisecond, truncated; a finer cutoff would delete a row
+        // received after it but stored as if before it, and that row's resend would apply again.
+        Instant cutoff = Instant.ofEpochMilli(settings.clock().millis()).minus(settings.retention());
         long purged = 0;
         int batches = 0;
         RetentionStore.PurgePosition position = null;

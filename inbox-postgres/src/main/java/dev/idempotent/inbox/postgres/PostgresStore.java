@@ -2,6 +2,7 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentType;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
@@ -31,7 +32,11 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.SqlLogger;
+import org.jdbi.v3.core.statement.SqlStatements;
 import org.jdbi.v3.core.statement.StatementContext;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -377,6 +382,7 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
         private final Handle handle;
         private final Connection connection;
+        private final FailedStatements effectFailures;
         private final Thread owner = Thread.currentThread();
         private final StringBuilder unsent = new StringBuilder(transactionSettings);
         private int savepoints;
@@ -385,6 +391,42 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
         PostgresTransaction(Handle handle) {
             this.handle = handle;
             this.connection = handle.getConnection();
+            this.effectFailures = FailedStatements.watch(handle);
+        }
+
+        /**
+         * Refuses to go on when a statement failed since the transaction (or the innermost
+         * savepoint) began: PostgreSQL has then aborted it, and answers a {@code COMMIT} with a
+         * rollback that pgjdbc reports as success. Only an effect can get here, by catching a
+         * failed statement and returning normally; the inbox's own failures propagate.
+         */
+        private void checkNotAborted() {
+            if (isAborted()) {
+                throw new EffectBrokeTransactionException("a statement of the effect failed and the effect went on;"
+                        + " PostgreSQL aborted the transaction, so nothing of it can commit. It was rolled back and"
+                        + " nothing was recorded. Run a statement that may fail inside a savepoint of the effect's"
+                        + " own", effectFailures.last());
+            }
+        }
+
+        private boolean isAborted() {
+            try {
+                if (connection.isWrapperFor(BaseConnection.class)) {
+                    return connection.unwrap(BaseConnection.class).getTransactionState() == TransactionState.FAILED;
+                }
+            } catch (SQLException e) {
+                throw PostgresErrors.translate(e, "reading the transaction's state");
+            }
+            // Not pgjdbc's own connection: ask the server, which refuses any statement in an aborted transaction.
+            try (Statement probe = connection.createStatement()) {
+                probe.execute(first("SELECT 1"));
+                return false;
+            } catch (SQLException e) {
+                if (PostgresErrors.IN_FAILED_SQL_TRANSACTION.equals(e.getSQLState())) {
+                    return true;
+                }
+                throw PostgresErrors.translate(e, "reading the transaction's state");
+            }
         }
 
         @Override
@@ -465,12 +507,14 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
         @Override
         public void savepoint() {
+            effectFailures.forget();
             savepoints++;
             unsent.append(unsent.isEmpty() ? "" : "; ").append("SAVEPOINT inbox_").append(savepoints);
         }
 
         @Override
         public void releaseSavepoint() {
+            checkNotAborted();
             execute("RELEASE SAVEPOINT inbox_" + savepoints, "releasing a savepoint");
             savepoints--;
         }
@@ -498,6 +542,7 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
         @Override
         public void commit() {
+            checkNotAborted();
             try {
                 handle.commit();
             } catch (JdbiException e) {
@@ -557,6 +602,55 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
                 // Committed, rolled back or lost already: a failing close cannot change what happened.
                 log.debug("closing an inbox connection failed", e);
             }
+        }
+    }
+
+    /**
+     * Remembers the last statement that failed on a handle, through Jdbi's {@link SqlLogger}, so that
+     * an aborted transaction can be blamed on the failure an effect caught. The handle's configuration
+     * is its own copy of the Jdbi's and the handle is closed with the transaction, so the user's
+     * logger, which still sees every statement, is left as it was.
+     */
+    private static final class FailedStatements implements SqlLogger {
+
+        private final SqlLogger delegate;
+        private SQLException last;
+
+        private FailedStatements(SqlLogger delegate) {
+            this.delegate = delegate;
+        }
+
+        static FailedStatements watch(Handle handle) {
+            SqlStatements statements = handle.getConfig(SqlStatements.class);
+            FailedStatements watcher = new FailedStatements(statements.getSqlLogger());
+            statements.setSqlLogger(watcher);
+            return watcher;
+        }
+
+        /** The last failure seen, or {@code null} if the effect ran its statements some other way. */
+        SQLException last() {
+            return last;
+        }
+
+        /** Forgets earlier failures: a savepoint begins a message whose failures are its own. */
+        void forget() {
+            last = null;
+        }
+
+        @Override
+        public void logBeforeExecution(StatementContext context) {
+            delegate.logBeforeExecution(context);
+        }
+
+        @Override
+        public void logAfterExecution(StatementContext context) {
+            delegate.logAfterExecution(context);
+        }
+
+        @Override
+        public void logException(StatementContext context, SQLException ex) {
+            last = ex;
+            delegate.logException(context, ex);
         }
     }
 }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
@@ -98,6 +99,51 @@ class PostgresInboxTest {
 
     private static int backendPid(Handle tx) {
         return tx.createQuery("SELECT pg_backend_pid()").mapTo(Integer.class).one();
+    }
+
+    @Test
+    void effectThatSwallowsAFailedStatementOnRawJdbcIsRefusedWithoutACause() {
+        PostgresInbox inbox = open();
+        fixture.jdbi().useHandle(db -> db.execute("CREATE TABLE audit_entry (id TEXT PRIMARY KEY)"));
+        fixture.jdbi().useHandle(db -> db.execute("INSERT INTO audit_entry VALUES ('taken')"));
+
+        EffectBrokeTransactionException refused = assertThrows(EffectBrokeTransactionException.class,
+                () -> inbox.apply("snack-7", Content.of(7), tx -> {
+                    stock.add(tx, 7);
+                    try (var insert = tx.getConnection().createStatement()) {
+                        insert.execute("INSERT INTO audit_entry VALUES ('taken')");
+                    } catch (java.sql.SQLException swallowed) {
+                        // Jdbi never saw this statement, so the inbox cannot name it.
+                    }
+                    return 1;
+                }));
+
+        assertEquals(null, refused.getCause());
+        assertTrue(inbox.find("snack-7").isEmpty());
+        assertEquals(0, stock.total());
+        assertEquals(0, rows());
+    }
+
+    @Test
+    void effectThatRecoversInASavepointOfItsOwnIsApplied() {
+        PostgresInbox inbox = open();
+        fixture.jdbi().useHandle(db -> db.execute("CREATE TABLE audit_entry (id TEXT PRIMARY KEY)"));
+        fixture.jdbi().useHandle(db -> db.execute("INSERT INTO audit_entry VALUES ('taken')"));
+
+        Outcome<Integer> outcome = inbox.apply("snack-7", Content.of(7), tx -> {
+            stock.add(tx, 7);
+            tx.savepoint("audit");
+            try {
+                tx.execute("INSERT INTO audit_entry VALUES ('taken')");
+            } catch (JdbiException expected) {
+                tx.rollbackToSavepoint("audit");
+            }
+            return 1;
+        });
+
+        assertInstanceOf(Outcome.Applied.class, outcome);
+        assertTrue(inbox.find("snack-7").isPresent());
+        assertEquals(7, stock.total());
     }
 
     /** Returns once some other backend waits for a lock that backend {@code holder} holds. */

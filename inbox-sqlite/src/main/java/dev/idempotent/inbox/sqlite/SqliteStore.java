@@ -2,6 +2,7 @@ package dev.idempotent.inbox.sqlite;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentType;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
@@ -534,8 +535,9 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
             if (handle.isInTransaction()) {
                 // The effect switched the handle to a JDBC transaction of its own: Jdbi would have
                 // joined it silently, and what it commits would no longer be what this claim guards.
-                throw new InboxException("the effect began a transaction on the inbox's handle; an effect runs"
-                        + " inside the inbox's BEGIN IMMEDIATE transaction and must not begin, commit or roll back");
+                throw new EffectBrokeTransactionException("the effect began a transaction on the inbox's handle; an"
+                        + " effect runs inside the inbox's BEGIN IMMEDIATE transaction and must not begin, commit or"
+                        + " roll back. It was rolled back and nothing was recorded", null);
             }
             writer.forOwnStatements();
             try {
