@@ -26,6 +26,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Work may therefore run on another caller's thread. No caller returns before the commit that
  * holds its work. A caller whose work was not taken within the busy timeout gives up with
  * {@link InboxBusyException}; work already taken is always waited for.
+ *
+ * <p>An interrupt concerns only the caller whose thread was interrupted. If its work has not been
+ * taken into a group yet, the work is withdrawn and the caller throws {@link InboxException} with
+ * its interrupt flag still set; nothing was applied. Once the work is taken, the caller waits for
+ * it without heeding the interrupt, returns its real result or failure, and has its flag set again
+ * on return. A leader runs every group with its thread's flag cleared, so no effect, its own or
+ * another caller's, and no store operation sees an interrupt that was pending before it started;
+ * the flag is put back when the leader returns. An interrupt that reaches the leader's thread while
+ * an effect runs can only be seen by that effect, whoever's it is: Java offers no way to steer it.
+ * If that effect keeps the interrupt or throws {@link InterruptedException}, the leader keeps it too.
  */
 public final class GroupCommit<H> implements TransactionRunner<H> {
 
@@ -55,39 +65,68 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
         Request<H, T> request = new Request<>(work);
         queue.add(request);
         long deadline = System.nanoTime() + busyTimeoutNanos;
-        while (!request.isDone()) {
-            if (writer.tryLock()) {
-                try {
-                    while (!request.isDone()) {
-                        runGroup();
-                    }
-                } finally {
-                    writer.unlock();
-                    wakeNextWaiter();
-                }
-            } else {
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0 && request.cancel()) {
+        // Kept off the thread while it waits or leads: a set flag makes parkNanos return at once, and a
+        // leader's flag must not reach the work it runs. Put back before returning, however it returns.
+        boolean interrupted = false;
+        try {
+            while (!request.isDone()) {
+                interrupted |= Thread.interrupted();
+                if (interrupted && request.cancel()) {
                     queue.remove(request);
-                    throw new InboxBusyException("waited longer than the busy timeout of "
-                            + Duration.ofNanos(busyTimeoutNanos) + " for the inbox's writer; nothing was applied", null);
+                    throw new InboxException("interrupted while waiting for the inbox's writer; nothing was applied");
                 }
-                LockSupport.parkNanos(this, remaining > 0 ? Math.min(remaining, MAX_PARK_NANOS) : MAX_PARK_NANOS);
+                if (writer.tryLock()) {
+                    try {
+                        // Once interrupted, a leader whose own work is still untaken steps down to withdraw it.
+                        while (!request.isDone() && !(interrupted && request.isWaiting())) {
+                            interrupted |= runGroup();
+                        }
+                    } finally {
+                        writer.unlock();
+                        wakeNextWaiter();
+                    }
+                } else {
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0 && request.cancel()) {
+                        queue.remove(request);
+                        throw new InboxBusyException("waited longer than the busy timeout of "
+                                + Duration.ofNanos(busyTimeoutNanos) + " for the inbox's writer; nothing was applied",
+                                null);
+                    }
+                    LockSupport.parkNanos(this, remaining > 0 ? Math.min(remaining, MAX_PARK_NANOS) : MAX_PARK_NANOS);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
         return request.resultOrThrow();
     }
 
+    /** How many requests wait to be taken into a group; lets a test know that its callers have queued. */
+    int queued() {
+        int waiting = 0;
+        for (Request<H, ?> request : queue) {
+            if (request.isWaiting()) {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
     private void wakeNextWaiter() {
         for (Request<H, ?> waiting : queue) {
-            if (waiting.isWaiting()) {
+            // A leader that stepped down to withdraw its own work is still queued; wake the next one instead.
+            if (waiting.isWaiting() && waiting.caller != Thread.currentThread()) {
                 LockSupport.unpark(waiting.caller);
                 return;
             }
         }
     }
 
-    private void runGroup() {
+    /** Runs the next group; returns whether this thread was interrupted meanwhile, its flag cleared. */
+    private boolean runGroup() {
         List<Request<H, ?>> group = new ArrayList<>();
         take(group);
         if (maxGroupWaitNanos > 0 && group.size() < maxGroupSize) {
@@ -98,9 +137,11 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
                 }
             }
         }
+        boolean interrupted = Thread.interrupted();
         if (!group.isEmpty()) {
-            execute(group);
+            interrupted |= execute(group);
         }
+        return interrupted;
     }
 
     /** Moves queued requests into {@code group}, oldest first, up to the group size. */
@@ -116,28 +157,41 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
         return took;
     }
 
-    private void execute(List<Request<H, ?>> group) {
+    /**
+     * Runs {@code group} in one transaction, with this thread's interrupt flag cleared before the store
+     * and before each piece of work. Returns whether the thread was interrupted meanwhile.
+     */
+    private boolean execute(List<Request<H, ?>> group) {
+        boolean interrupted = false;
         StoreTransaction<H> tx;
         try {
             tx = store.begin();
         } catch (Throwable failure) {
             group.forEach(request -> request.fail(failure));
             finish(group);
-            return;
+            return Thread.interrupted();
         }
         // A lone request needs no savepoint: if it fails, the whole transaction is its own.
         boolean isolate = group.size() > 1;
         try {
             for (Request<H, ?> request : group) {
+                interrupted |= Thread.interrupted();
                 if (isolate) {
                     tx.savepoint();
                 }
                 try {
-                    request.runIn(tx);
+                    try {
+                        request.runIn(tx);
+                    } finally {
+                        // An interrupt that reached this work belongs to this thread's caller, not to the next work.
+                        interrupted |= Thread.interrupted();
+                    }
                     if (isolate) {
                         tx.releaseSavepoint();
                     }
                 } catch (Throwable failure) {
+                    // Work that threw this was interrupted on this thread, and the throw cleared the flag.
+                    interrupted |= failure instanceof InterruptedException;
                     if (!isolate) {
                         throw failure;
                     }
@@ -145,8 +199,10 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
                     tx.rollbackToSavepoint();
                 }
             }
+            interrupted |= Thread.interrupted();
             tx.commit();
         } catch (Throwable failure) {
+            interrupted |= Thread.interrupted();
             SerialTransactions.rollbackAfter(tx, failure);
             // Whatever the others computed was rolled back with the transaction: they fail with it.
             for (Request<H, ?> request : group) {
@@ -154,6 +210,7 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
             }
         }
         finish(group);
+        return interrupted | Thread.interrupted();
     }
 
     private static void finish(List<? extends Request<?, ?>> group) {

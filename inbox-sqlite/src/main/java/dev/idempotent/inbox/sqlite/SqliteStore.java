@@ -127,15 +127,32 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         }
     }
 
+    /**
+     * Waits up to the busy timeout for the write lock, heeding no interrupt: under group commit the
+     * waiting thread leads other callers' work, which an interrupt meant for its own caller must not
+     * fail, and the lock is only ever held for one transaction of this process. An interrupt that
+     * arrives meanwhile is kept on the thread.
+     */
     private void acquireWriteLock() {
+        long deadline = System.nanoTime() + busyTimeout.toNanos();
+        boolean interrupted = false;
         try {
-            if (!writeLock.tryLock(busyTimeout.toNanos(), TimeUnit.NANOSECONDS)) {
-                throw new InboxBusyException("another transaction of this process held the inbox's write lock for"
-                        + " longer than the busy timeout of " + busyTimeout + "; nothing was applied", null);
+            while (true) {
+                try {
+                    if (writeLock.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                        return;
+                    }
+                    throw new InboxBusyException("another transaction of this process held the inbox's write lock"
+                            + " for longer than the busy timeout of " + busyTimeout + "; nothing was applied", null);
+                } catch (InterruptedException e) {
+                    // The throw cleared the flag, so the next wait blocks again instead of throwing at once.
+                    interrupted = true;
+                }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InboxException("interrupted while waiting for the inbox's write lock; nothing was applied", e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
