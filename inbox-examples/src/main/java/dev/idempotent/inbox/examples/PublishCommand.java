@@ -83,6 +83,11 @@ final class PublishCommand implements Callable<Integer> {
                     + " serve --sender-max-resend-age with the same value.")
     Duration maxResendAge;
 
+    @Option(names = "--park-on-auth-failure",
+            description = "Park an item as rejected, reason 'token refused', when the receiver answers 401. By default"
+                    + " a 401 is uncertain and the item is resent: a corrected --token would deliver it.")
+    boolean parkOnAuthFailure;
+
     // Hidden: an experiment switch, like the crash receiver's --halt-at, not an operator's option.
     @Option(names = "--halt-after-ack", paramLabel = "ID", hidden = true,
             description = "For experiments: once the verified ACK for ID arrives, print 'HALTING ACK_VERIFIED ID' and halt"
@@ -162,6 +167,9 @@ final class PublishCommand implements Callable<Integer> {
                     .withBackoff(Duration.ofMillis(backoffMillis), Duration.ofMillis(maxBackoffMillis));
             if (maxResendAge != null) {
                 settings = settings.withMaxResendAge(maxResendAge);
+            }
+            if (parkOnAuthFailure) {
+                settings = settings.withOnAuthFailure(PublisherSettings.AuthFailure.PARK);
             }
             return token == null ? settings : settings.withToken(token);
         } catch (IllegalArgumentException e) {

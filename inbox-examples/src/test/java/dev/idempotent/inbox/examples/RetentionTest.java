@@ -171,7 +171,7 @@ class RetentionTest {
 
     @ParameterizedTest(name = "origin {0}")
     @ValueSource(strings = {"2026-01-05T10:00:00Z", "2026-01-05T10:00:00.1Z", "2026-01-05T10:00:00.123Z",
-            "2026-01-05T10:00:00.123456789Z", "2028-02-29T23:59:59Z"})
+            "2026-01-05T10:00:00.123456789Z", "2024-02-29T23:59:59Z"})
     void originInUtcWithUpToNineFractionDigitsIsAccepted(String origin) {
         assertEquals(200, http.receipt("good-origin", 3, origin).status());
     }

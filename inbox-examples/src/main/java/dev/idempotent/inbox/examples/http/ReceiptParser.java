@@ -3,6 +3,10 @@ package dev.idempotent.inbox.examples.http;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Iterator;
@@ -13,7 +17,8 @@ import java.util.regex.Pattern;
 /**
  * Reads a receipt from a request body, strictly: a JSON object with the fields {@code id} (a
  * string), {@code qty} (a JSON integer) and, optionally, {@code origin} (a UTC timestamp string),
- * and no others. Anything looser would let two senders mean different things by the same bytes.
+ * and no others, in UTF-8 without a byte order mark. Anything looser would let two senders mean
+ * different things by the same bytes.
  */
 final class ReceiptParser {
 
@@ -81,8 +86,9 @@ final class ReceiptParser {
     }
 
     private static JsonNode readTree(byte[] body) throws Refusal.Thrown {
+        String text = utf8(body);
         try {
-            JsonNode root = ProtocolV1.JSON.readTree(body);
+            JsonNode root = ProtocolV1.JSON.readTree(text);
             if (root == null || root.isMissingNode()) {
                 throw refuse("malformed_json", "the body is empty", null);
             }
@@ -93,6 +99,32 @@ final class ReceiptParser {
         } catch (IOException e) {
             throw refuse("malformed_json", "the body could not be read as JSON", null);
         }
+    }
+
+    /**
+     * The body decoded as UTF-8, strictly. Jackson, given bytes, would guess UTF-16 or UTF-32 from
+     * the first ones and skip a byte order mark; protocol v1 is UTF-8 only, so that a body has one
+     * reading. A NUL is refused too: JSON text never holds one raw, and UTF-16 or UTF-32 without a
+     * byte order mark decodes to NULs between the characters.
+     */
+    private static String utf8(byte[] body) throws Refusal.Thrown {
+        if (body.length >= 3 && body[0] == (byte) 0xEF && body[1] == (byte) 0xBB && body[2] == (byte) 0xBF) {
+            throw refuse("invalid_encoding", "the body must be UTF-8 without a byte order mark", null);
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw refuse("invalid_encoding", "the body is not valid UTF-8", null);
+        }
+        if (text.indexOf('\0') >= 0) {
+            throw refuse("invalid_encoding", "the body holds a NUL character; it must be JSON in UTF-8", null);
+        }
+        return text;
     }
 
     /** The id if the node is a valid id string, so refusals can echo it; otherwise {@code null}. */

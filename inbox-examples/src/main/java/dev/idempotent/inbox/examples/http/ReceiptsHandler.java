@@ -8,6 +8,7 @@ import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.examples.Warehouse;
 import java.io.IOException;
+import java.util.List;
 import java.util.Locale;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,17 +24,20 @@ final class ReceiptsHandler {
     private final Warehouse warehouse;
     private final ReceiverMetrics metrics;
     private final AckFault ackFault;
+    private final RequestThreads threads;
 
-    ReceiptsHandler(Warehouse warehouse, ReceiverMetrics metrics, AckFault ackFault) {
+    ReceiptsHandler(Warehouse warehouse, ReceiverMetrics metrics, AckFault ackFault, RequestThreads threads) {
         this.warehouse = warehouse;
         this.metrics = metrics;
         this.ackFault = ackFault;
+        this.threads = threads;
     }
 
     void handle(HttpExchange exchange) throws IOException {
         Receipt receipt;
         try {
-            checkContentType(exchange.getRequestHeaders().getFirst("Content-Type"));
+            checkContentType(exchange);
+            checkContentEncoding(exchange);
             receipt = ReceiptParser.parse(Exchanges.readBody(exchange));
         } catch (Refusal.Thrown thrown) {
             refuse(exchange, RequestOutcome.INVALID, thrown.refusal());
@@ -42,7 +46,7 @@ final class ReceiptsHandler {
         String id = receipt.id();
         Outcome<Void> outcome;
         try {
-            outcome = warehouse.receive(id, receipt.qty(), receipt.origin().orElse(null));
+            outcome = threads.inWarehouse(() -> warehouse.receive(id, receipt.qty(), receipt.origin().orElse(null)));
         } catch (StaleMessageException e) {
             // Definite: the same request will be refused again, so the sender must not resend it.
             refuse(exchange, RequestOutcome.STALE, new Refusal(422, "stale",
@@ -55,8 +59,7 @@ final class ReceiptsHandler {
                     new Refusal(503, "busy", "the warehouse is busy; nothing was changed, send it again later", id));
             return;
         } catch (InvalidMessageException e) {
-            // The inbox's messages quote no part of the id, so they are safe to pass on.
-            refuse(exchange, RequestOutcome.INVALID, new Refusal(400, "invalid_id", e.getMessage(), null));
+            refuse(exchange, RequestOutcome.INVALID, invalid(e, id));
             return;
         } catch (RuntimeException e) {
             log.warn("receipt id={} outcome=failed: {}", id, e.toString());
@@ -99,10 +102,45 @@ final class ReceiptsHandler {
         Exchanges.sendRefusal(exchange, refusal);
     }
 
-    private static void checkContentType(String header) throws Refusal.Thrown {
+    /**
+     * The refusal for what the inbox found invalid. The parser has checked the id by the same
+     * rules already, so most of these are origin times in the future; the id is echoed then, as
+     * it is valid.
+     */
+    private static Refusal invalid(InvalidMessageException e, String id) {
+        if (e.problem() == InvalidMessageException.Problem.ORIGIN_IN_FUTURE) {
+            // Our own words: the inbox's message quotes the origin time, a part of the body.
+            return new Refusal(400, "origin_in_future", "origin is later than the warehouse's clock plus its"
+                    + " clock-skew margin; the shipment is refused and nothing changed", id);
+        }
+        // The inbox's messages about ids quote no part of the id, so they are safe to pass on.
+        return new Refusal(400, "invalid_id", e.getMessage(), null);
+    }
+
+    private static void checkContentType(HttpExchange exchange) throws Refusal.Thrown {
+        String header = exchange.getRequestHeaders().getFirst("Content-Type");
         if (header == null || !isUtf8Json(header)) {
+            Exchanges.closeAfterResponse(exchange);
             throw new Refusal.Thrown(Refusal.of(415, "unsupported_media_type",
                     "the body must be sent as Content-Type: application/json"));
+        }
+    }
+
+    /**
+     * No {@code Content-Encoding}, or {@code identity}: the receiver decodes no compressed bodies,
+     * and reading gzip bytes as JSON would only give a misleading {@code malformed_json}.
+     */
+    private static void checkContentEncoding(HttpExchange exchange) throws Refusal.Thrown {
+        List<String> encodings = exchange.getRequestHeaders().get("Content-Encoding");
+        if (encodings == null) {
+            return;
+        }
+        for (String encoding : encodings) {
+            if (!encoding.trim().equalsIgnoreCase("identity")) {
+                Exchanges.closeAfterResponse(exchange);
+                throw new Refusal.Thrown(Refusal.of(415, "unsupported_content_encoding",
+                        "the body must be sent without a Content-Encoding (or as identity)"));
+            }
         }
     }
 

@@ -11,11 +11,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +24,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET /metrics}: requests by outcome, applied effects and the inbox's retention
  *       figures, in Prometheus text format.
  * </ul>
+ *
+ * <p>A request must arrive whole within the settings' read timeout, and clients that send slowly
+ * hold reading threads only, never the warehouse's (see {@link ReceiverSettings}). A refusal given
+ * before the body was read closes the connection after its answer.
  *
  * <p>Started by {@link #start}, which returns once the server accepts requests. {@link #close}
  * stops accepting, lets running requests finish their transactions, and leaves the warehouse
@@ -51,16 +51,16 @@ public final class WarehouseServer implements AutoCloseable {
     private final ReceiverMetrics metrics = new ReceiverMetrics();
     private final ReceiptsHandler receipts;
     private final HttpServer server;
-    private final ExecutorService executor;
+    private final RequestThreads threads;
 
     private WarehouseServer(Warehouse warehouse, ReceiverSettings settings) throws IOException {
         this.warehouse = warehouse;
         this.settings = settings;
-        this.receipts = new ReceiptsHandler(warehouse, metrics, settings.ackFault());
+        this.threads = new RequestThreads(settings.connections(), settings.threads(), settings.readTimeout());
+        this.receipts = new ReceiptsHandler(warehouse, metrics, settings.ackFault(), threads);
         this.server = HttpServer.create(new InetSocketAddress(settings.address(), settings.port()), 0);
-        this.executor = Executors.newFixedThreadPool(settings.threads(), threads());
         server.createContext("/", this::route);
-        server.setExecutor(executor);
+        server.setExecutor(threads);
     }
 
     /**
@@ -94,14 +94,11 @@ public final class WarehouseServer implements AutoCloseable {
     @Override
     public void close() {
         server.stop(0);
-        executor.shutdown();
         try {
-            if (!executor.awaitTermination(10, TimeUnit.SECONDS)) {
+            if (!threads.shutdown(Duration.ofSeconds(10))) {
                 log.warn("requests still running after 10 s; stopping anyway");
-                executor.shutdownNow();
             }
         } catch (InterruptedException e) {
-            executor.shutdownNow();
             Thread.currentThread().interrupt();
         }
     }
@@ -112,6 +109,7 @@ public final class WarehouseServer implements AutoCloseable {
             boolean isReceipts = ProtocolV1.RECEIPTS.equals(path);
             if (!authorized(exchange)) {
                 exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+                Exchanges.closeAfterResponse(exchange);
                 Refusal refusal = Refusal.of(401, "unauthorized", "a valid bearer token is required");
                 if (isReceipts) {
                     receipts.refuse(exchange, RequestOutcome.INVALID, refusal);
@@ -122,9 +120,11 @@ public final class WarehouseServer implements AutoCloseable {
             }
             String method = isReceipts ? "POST" : "GET";
             if (!isReceipts && !ProtocolV1.STOCK.equals(path) && !ProtocolV1.METRICS.equals(path)) {
+                Exchanges.closeAfterResponse(exchange);
                 Exchanges.sendRefusal(exchange, Refusal.of(404, "not_found", "no such path; shipments go to POST /receipts"));
             } else if (!method.equals(exchange.getRequestMethod())) {
                 exchange.getResponseHeaders().set("Allow", method);
+                Exchanges.closeAfterResponse(exchange);
                 Refusal refusal = Refusal.of(405, "method_not_allowed", path + " accepts " + method + " only");
                 if (isReceipts) {
                     receipts.refuse(exchange, RequestOutcome.INVALID, refusal);
@@ -133,15 +133,25 @@ public final class WarehouseServer implements AutoCloseable {
                 }
             } else if (isReceipts) {
                 receipts.handle(exchange);
-            } else if (ProtocolV1.STOCK.equals(path)) {
-                sendStock(exchange);
             } else {
-                StockLevel stock = warehouse.stock();
-                Exchanges.sendText(exchange, 200, "text/plain; version=0.0.4; charset=utf-8",
-                        metrics.prometheus(stock.total(), stock.receipts(), warehouse.retention().status()));
+                // A GET's body means nothing here, but it is read within the read timeout: left
+                // unread, the server would read it after the answer, without one.
+                Exchanges.readBody(exchange);
+                if (ProtocolV1.STOCK.equals(path)) {
+                    sendStock(exchange);
+                } else {
+                    sendMetrics(exchange);
+                }
+            }
+        } catch (Refusal.Thrown thrown) {
+            try {
+                Exchanges.sendRefusal(exchange, thrown.refusal());
+            } catch (IOException e) {
+                log.debug("response not delivered: {}", e.toString());
             }
         } catch (IOException | UncheckedIOException e) {
-            // The peer went away while we answered: for a receipt that is one more lost ACK.
+            // The peer went away while we answered (for a receipt, one more lost ACK), or its
+            // request was cut off at the read timeout, before anything was done.
             log.debug("response not delivered: {}", e.toString());
         } catch (RuntimeException e) {
             log.warn("request failed: {}", e.toString());
@@ -151,11 +161,19 @@ public final class WarehouseServer implements AutoCloseable {
     }
 
     private void sendStock(HttpExchange exchange) throws IOException {
-        StockLevel stock = warehouse.stock();
+        StockLevel stock = threads.inWarehouse(warehouse::stock);
         ObjectNode body = ProtocolV1.JSON.createObjectNode();
         body.put("total", stock.total());
         body.put("receipts", stock.receipts());
         Exchanges.sendJson(exchange, 200, body);
+    }
+
+    private void sendMetrics(HttpExchange exchange) throws IOException {
+        String text = threads.inWarehouse(() -> {
+            StockLevel stock = warehouse.stock();
+            return metrics.prometheus(stock.total(), stock.receipts(), warehouse.retention().status());
+        });
+        Exchanges.sendText(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", text);
     }
 
     private boolean authorized(HttpExchange exchange) {
@@ -167,14 +185,5 @@ public final class WarehouseServer implements AutoCloseable {
         byte[] given = header == null ? new byte[0] : header.getBytes(StandardCharsets.UTF_8);
         // Constant time, so the token cannot be guessed byte by byte from response times.
         return MessageDigest.isEqual(expected, given);
-    }
-
-    private static ThreadFactory threads() {
-        AtomicInteger count = new AtomicInteger();
-        return runnable -> {
-            Thread thread = new Thread(runnable, "warehouse-http-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 }

@@ -13,7 +13,9 @@ import java.util.Set;
 /**
  * Classifies one attempt's response. A status of 200 alone proves nothing: a success for some
  * other order is no evidence for this one, so the body must name this id and say
- * {@code "accepted": true} as a JSON boolean, in protocol version 1.
+ * {@code "accepted": true} as a JSON boolean, in protocol version 1. A refusal is no more
+ * trusted: only the receiver's own protocol v1 answer for this id makes it definite, since a
+ * proxy's HTML {@code 400} says nothing about the receiver.
  */
 public final class AckVerifier {
 
@@ -21,22 +23,47 @@ public final class AckVerifier {
      * Statuses the receiver gives only when it will refuse the same request again; 422 is a
      * shipment too old for the receiver to judge (stale), which no resend can make younger.
      */
-    private static final Set<Integer> DEFINITE = Set.of(400, 401, 409, 413, 415, 422);
+    private static final Set<Integer> DEFINITE = Set.of(400, 409, 413, 415, 422);
+    private static final int UNAUTHORIZED = 401;
     private static final int MAX_REASON_LENGTH = 200;
 
     private AckVerifier() {}
 
-    /** The verdict on a response with {@code status} and {@code body} to a request for {@code id}. */
+    /**
+     * The verdict on a response with {@code status} and {@code body} to a request for {@code id},
+     * with a {@code 401} resent ({@link PublisherSettings.AuthFailure#RESEND}).
+     */
     public static Verdict classify(String id, int status, byte[] body, Optional<String> retryAfter) {
+        return classify(id, status, body, retryAfter, PublisherSettings.AuthFailure.RESEND);
+    }
+
+    /**
+     * The verdict on a response with {@code status} and {@code body} to a request for {@code id}.
+     * A refusal is {@link Verdict.Rejected} only when its status is one the receiver repeats for
+     * the same request and its body is a protocol v1 refusal of this id; a {@code 401} only when
+     * {@code onAuthFailure} says {@link PublisherSettings.AuthFailure#PARK}. Anything else is
+     * {@link Verdict.Uncertain}.
+     */
+    public static Verdict classify(
+            String id, int status, byte[] body, Optional<String> retryAfter, PublisherSettings.AuthFailure onAuthFailure) {
         if (status == 200) {
             return verify(id, body);
         }
+        if (status == UNAUTHORIZED && onAuthFailure == PublisherSettings.AuthFailure.PARK) {
+            // No id to check: the receiver refuses a token before it reads the body.
+            return new Verdict.Rejected(status, "HTTP 401" + errorOf(body)
+                    + "; token refused, parked as --park-on-auth-failure asks");
+        }
         if (DEFINITE.contains(status)) {
-            return new Verdict.Rejected(status, "HTTP " + status + errorOf(body));
+            Optional<String> notOurs = notARefusalOf(id, body);
+            if (notOurs.isEmpty()) {
+                return new Verdict.Rejected(status, "HTTP " + status + errorOf(body));
+            }
+            return new Verdict.Uncertain("HTTP " + status + " " + notOurs.get() + errorOf(body),
+                    retryAfter.flatMap(AckVerifier::seconds));
         }
         return new Verdict.Uncertain("HTTP " + status + errorOf(body), retryAfter.flatMap(AckVerifier::seconds));
     }
-
     /** The verdict when no response came back. */
     static Verdict classify(IOException failure) {
         if (failure instanceof HttpTimeoutException) {
@@ -67,6 +94,32 @@ public final class AckVerifier {
         }
         JsonNode applied = root.get("applied");
         return new Verdict.Acked(applied == null || !applied.isBoolean() || applied.booleanValue());
+    }
+
+    /**
+     * Empty when {@code body} is the receiver's protocol v1 refusal of {@code id}: a JSON object
+     * with {@code "protocol": 1}, this {@code id}, {@code "accepted": false} and an {@code error}
+     * code; otherwise what it lacks.
+     */
+    private static Optional<String> notARefusalOf(String id, byte[] body) {
+        JsonNode root = json(body);
+        if (root == null || !root.isObject()) {
+            return Optional.of("without a JSON object body");
+        }
+        JsonNode protocol = root.get("protocol");
+        if (protocol == null || !protocol.isInt() || protocol.intValue() != ProtocolV1.VERSION) {
+            return Optional.of("without \"protocol\": 1");
+        }
+        JsonNode refusedId = root.get("id");
+        if (refusedId == null || !refusedId.isTextual() || !refusedId.textValue().equals(id)) {
+            return Optional.of("not for this id");
+        }
+        JsonNode accepted = root.get("accepted");
+        JsonNode error = root.get("error");
+        if (accepted == null || !accepted.isBoolean() || accepted.booleanValue() || error == null || !error.isTextual()) {
+            return Optional.of("without \"accepted\": false and an error code");
+        }
+        return Optional.empty();
     }
 
     /** The receiver's error code and message, for the operator; empty when it gave none. */

@@ -198,7 +198,7 @@ public final class Publisher {
             HttpResponse<byte[]> response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
             return new Response(OptionalInt.of(response.statusCode()), AckVerifier.text(response.body()),
                     AckVerifier.classify(item.id(), response.statusCode(), response.body(),
-                            response.headers().firstValue("Retry-After")));
+                            response.headers().firstValue("Retry-After"), settings.onAuthFailure()));
         } catch (IOException e) {
             return new Response(OptionalInt.empty(), "", AckVerifier.classify(e));
         }

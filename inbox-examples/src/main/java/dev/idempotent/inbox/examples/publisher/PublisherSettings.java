@@ -26,6 +26,8 @@ import java.util.Optional;
  * @param jitterSeed seeds the backoff jitter, so that a run can be repeated
  * @param maxResendAge the age of an item (since its origin time) after which it is no longer sent
  *     but parked as exhausted; empty for no limit. The receivers' retention must cover it.
+ * @param onAuthFailure what a {@code 401} does to an item: by default it is uncertain and resent,
+ *     since a corrected token would deliver it
  */
 public record PublisherSettings(
         List<URI> receivers,
@@ -36,7 +38,16 @@ public record PublisherSettings(
         int window,
         Duration requestTimeout,
         long jitterSeed,
-        Optional<Duration> maxResendAge) {
+        Optional<Duration> maxResendAge,
+        AuthFailure onAuthFailure) {
+
+    /** What the publisher does with an item whose request was answered {@code 401}. */
+    public enum AuthFailure {
+        /** Uncertain: resent with backoff, like any answer that proves nothing. The default. */
+        RESEND,
+        /** Parked as rejected, with the reason "token refused", never sent again. */
+        PARK
+    }
 
     public PublisherSettings {
         Objects.requireNonNull(receivers, "receivers");
@@ -72,11 +83,13 @@ public record PublisherSettings(
                 throw new IllegalArgumentException("maxResendAge must be positive, was " + age);
             }
         });
+        Objects.requireNonNull(onAuthFailure, "onAuthFailure");
     }
 
     /**
      * Defaults for delivering to {@code receiver}: no token, 8 attempts, backoff from 100 ms to
-     * 5 s, 8 requests in flight, 10 s request timeout, no maximum resend age.
+     * 5 s, 8 requests in flight, 10 s request timeout, no maximum resend age, a {@code 401}
+     * resent.
      */
     public static PublisherSettings to(URI receiver) {
         return to(List.of(receiver));
@@ -85,7 +98,7 @@ public record PublisherSettings(
     /** The defaults of {@link #to(URI)}, for several instances of one warehouse. */
     public static PublisherSettings to(List<URI> receivers) {
         return new PublisherSettings(receivers, Optional.empty(), 8, Duration.ofMillis(100), Duration.ofSeconds(5), 8,
-                Duration.ofSeconds(10), System.nanoTime(), Optional.empty());
+                Duration.ofSeconds(10), System.nanoTime(), Optional.empty(), AuthFailure.RESEND);
     }
 
     /** The first receiver's base address. */
@@ -118,36 +131,41 @@ public record PublisherSettings(
 
     public PublisherSettings withToken(String token) {
         return new PublisherSettings(receivers, Optional.of(token), maxAttempts, initialBackoff, maxBackoff, window,
-                requestTimeout, jitterSeed, maxResendAge);
+                requestTimeout, jitterSeed, maxResendAge, onAuthFailure);
     }
 
     public PublisherSettings withMaxAttempts(int maxAttempts) {
         return new PublisherSettings(receivers, token, maxAttempts, initialBackoff, maxBackoff, window, requestTimeout,
-                jitterSeed, maxResendAge);
+                jitterSeed, maxResendAge, onAuthFailure);
     }
 
     public PublisherSettings withBackoff(Duration initialBackoff, Duration maxBackoff) {
         return new PublisherSettings(receivers, token, maxAttempts, initialBackoff, maxBackoff, window, requestTimeout,
-                jitterSeed, maxResendAge);
+                jitterSeed, maxResendAge, onAuthFailure);
     }
 
     public PublisherSettings withWindow(int window) {
         return new PublisherSettings(receivers, token, maxAttempts, initialBackoff, maxBackoff, window, requestTimeout,
-                jitterSeed, maxResendAge);
+                jitterSeed, maxResendAge, onAuthFailure);
     }
 
     public PublisherSettings withRequestTimeout(Duration requestTimeout) {
         return new PublisherSettings(receivers, token, maxAttempts, initialBackoff, maxBackoff, window, requestTimeout,
-                jitterSeed, maxResendAge);
+                jitterSeed, maxResendAge, onAuthFailure);
     }
 
     public PublisherSettings withJitterSeed(long jitterSeed) {
         return new PublisherSettings(receivers, token, maxAttempts, initialBackoff, maxBackoff, window, requestTimeout,
-                jitterSeed, maxResendAge);
+                jitterSeed, maxResendAge, onAuthFailure);
     }
 
     public PublisherSettings withMaxResendAge(Duration maxResendAge) {
         return new PublisherSettings(receivers, token, maxAttempts, initialBackoff, maxBackoff, window, requestTimeout,
-                jitterSeed, Optional.of(maxResendAge));
+                jitterSeed, Optional.of(maxResendAge), onAuthFailure);
+    }
+
+    public PublisherSettings withOnAuthFailure(AuthFailure onAuthFailure) {
+        return new PublisherSettings(receivers, token, maxAttempts, initialBackoff, maxBackoff, window, requestTimeout,
+                jitterSeed, maxResendAge, onAuthFailure);
     }
 }

@@ -46,8 +46,10 @@ public sealed interface Verdict permits Verdict.Acked, Verdict.Rejected, Verdict
     }
 
     /**
-     * Unknown whether the business is in place: no response, a 5xx, or a 200 that failed
-     * verification. The item stays pending and is sent again.
+     * Unknown whether the business is in place: no response, a 5xx, a 200 that failed
+     * verification, or a refusal that is not the receiver's protocol v1 answer for this id (a
+     * proxy's page, a {@code 401} unless asked to park it). The item stays pending and is sent
+     * again.
      *
      * @param reason what went wrong
      * @param retryAfter how long the receiver asked us to wait, if it did

@@ -11,7 +11,12 @@ import dev.idempotent.inbox.examples.Warehouse;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.http.HttpRequest;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -136,6 +141,110 @@ class ReceiverTest {
             assertEquals("snack-7", json.get("id").textValue());
         }
         assertUnchanged();
+    }
+
+    static Stream<Arguments> notUtf8Bodies() {
+        String receipt = "{\"id\":\"snack-7\",\"qty\":7}";
+        byte[] utf8 = receipt.getBytes(StandardCharsets.UTF_8);
+        return Stream.of(
+                Arguments.of("UTF-16LE", receipt.getBytes(StandardCharsets.UTF_16LE)),
+                Arguments.of("UTF-16 with a byte order mark", receipt.getBytes(StandardCharsets.UTF_16)),
+                Arguments.of("UTF-32BE", receipt.getBytes(Charset.forName("UTF-32BE"))),
+                Arguments.of("UTF-8 with a byte order mark", concat(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF}, utf8)),
+                Arguments.of("an overlong UTF-8 sequence", "{\"id\":\"snack-\u00C0\u00AF\",\"qty\":7}"
+                        .getBytes(StandardCharsets.ISO_8859_1)),
+                Arguments.of("a byte that is never UTF-8", "{\"id\":\"snack-\u00FF\",\"qty\":7}"
+                        .getBytes(StandardCharsets.ISO_8859_1)),
+                Arguments.of("an encoded surrogate", "{\"id\":\"snack-\u00ED\u00A0\u0080\",\"qty\":7}"
+                        .getBytes(StandardCharsets.ISO_8859_1)),
+                Arguments.of("a NUL byte", "{\"id\":\"snack-7\",\u0000\"qty\":7}".getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("notUtf8Bodies")
+    void bodyThatIsNotUtf8IsRefusedWith400AndChangesNothing(String name, byte[] body) {
+        http.receipt("snack-1", 1);
+        Http.Answer answer = http.send(http.request(ProtocolV1.RECEIPTS).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+        assertEquals(400, answer.status(), answer.body());
+        JsonNode json = answer.json();
+        assertEquals(1, json.get("protocol").intValue());
+        assertEquals(false, json.get("accepted").booleanValue());
+        assertEquals("invalid_encoding", json.get("error").textValue());
+        assertFalse(json.has("id"), answer.body());
+        assertUnchanged();
+    }
+
+    @Test
+    void contentEncodingOtherThanIdentityIs415() {
+        http.receipt("snack-1", 1);
+        for (String encoding : List.of("gzip", "deflate", "identity, gzip", "")) {
+            Http.Answer answer = http.send(http.request(ProtocolV1.RECEIPTS).header("Content-Type", "application/json")
+                    .header("Content-Encoding", encoding)
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"id\":\"snack-7\",\"qty\":7}")));
+            assertEquals(415, answer.status(), encoding);
+            assertEquals("unsupported_content_encoding", answer.json().get("error").textValue());
+        }
+        assertUnchanged();
+        Http.Answer identity = http.send(http.request(ProtocolV1.RECEIPTS).header("Content-Type", "application/json")
+                .header("Content-Encoding", "Identity")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"id\":\"snack-7\",\"qty\":7}")));
+        assertAck(identity, "snack-7", true);
+    }
+
+    static Stream<Arguments> malformedChunkedBodies() {
+        return Stream.of(
+                Arguments.of("a chunk size that is not hexadecimal", "zz\r\n{\"id\":\"snack-7\",\"qty\":7}\r\n0\r\n\r\n"),
+                Arguments.of("a chunk longer than its size", "3\r\n{\"id\":\"snack-7\",\"qty\":7}\r\n0\r\n\r\n"),
+                Arguments.of("no final chunk", "18\r\n{\"id\":\"snack-7\",\"qty\":7}\r\n"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("malformedChunkedBodies")
+    void malformedChunkedBodyIsRefusedWith400(String name, String chunks) throws IOException {
+        http.receipt("snack-1", 1);
+        try (RawClient raw = new RawClient(server.uri(), Duration.ofSeconds(10))) {
+            raw.send("POST /receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n" + chunks);
+            // The client sends nothing more: a body without its final chunk ends at the end of the stream.
+            raw.shutdownOutput();
+            RawClient.Response answer = raw.readResponse();
+            assertEquals(400, answer.status(), new String(answer.body(), StandardCharsets.UTF_8));
+            assertEquals("close", answer.headers().get("connection"));
+            JsonNode json = answer.json();
+            assertEquals(1, json.get("protocol").intValue());
+            assertEquals(false, json.get("accepted").booleanValue());
+            assertEquals("malformed_body", json.get("error").textValue());
+        }
+        assertUnchanged();
+    }
+
+    @Test
+    void wellFormedChunkedBodyIsAccepted() throws IOException {
+        try (RawClient raw = new RawClient(server.uri(), Duration.ofSeconds(10))) {
+            raw.send("POST /receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\nc\r\n{\"id\":\"snack\r\nc\r\n-7\",\"qty\":7}\r\n0\r\n\r\n");
+            RawClient.Response answer = raw.readResponse();
+            assertEquals(200, answer.status(), new String(answer.body(), StandardCharsets.UTF_8));
+        }
+        assertStock(7, 1);
+    }
+
+    @Test
+    void originInTheFutureIs400AndChangesNothing() {
+        http.receipt("snack-1", 1);
+        Instant now = Instant.now();
+        Http.Answer future = http.receipt("snack-7", 7, now.plus(Duration.ofDays(2)).toString());
+        assertEquals(400, future.status(), future.body());
+        JsonNode json = future.json();
+        assertEquals("origin_in_future", json.get("error").textValue());
+        assertEquals("snack-7", json.get("id").textValue(), "the id is valid, so the refusal names it");
+        assertEquals(false, json.get("accepted").booleanValue());
+        assertEquals("{\"total\":1,\"receipts\":1}", http.get(ProtocolV1.STOCK).body());
+        assertUnchanged();
+
+        assertAck(http.receipt("snack-7", 7, now.toString()), "snack-7", true);
+        assertStock(8, 2);
     }
 
     @Test
@@ -265,6 +374,12 @@ class ReceiverTest {
         assertTrue(refused.getMessage().contains("without a token"), refused.getMessage());
         ReceiverSettings withToken = ReceiverSettings.loopback().withToken("s3cret").withAddress(anyAddress);
         assertEquals(anyAddress, withToken.address());
+    }
+
+    private static byte[] concat(byte[] first, byte[] second) {
+        byte[] both = Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, both, first.length, second.length);
+        return both;
     }
 
     private void assertAck(Http.Answer answer, String id, boolean applied) {

@@ -94,7 +94,7 @@ class AckVerificationTest {
     }
 
     @ParameterizedTest(name = "HTTP {0}")
-    @ValueSource(ints = {400, 401, 409, 413, 415})
+    @ValueSource(ints = {400, 409, 413, 415, 422})
     void definiteRefusalIsParkedWithItsReasonAndNeverResent(int status) throws Exception {
         try (FakeReceiver receiver = FakeReceiver.answering(status,
                 "{\"protocol\":1,\"id\":\"%s\",\"accepted\":false,\"error\":\"nope\",\"message\":\"refused for a test\"}")) {
@@ -109,6 +109,79 @@ class AckVerificationTest {
 
             publisher(receiver).deliverPending();
             assertEquals(1, receiver.received().size(), "a later run does not resend it");
+        }
+    }
+
+    static Stream<Arguments> refusalsThatAreNotThisReceiversAnswer() {
+        return Stream.of(
+                Arguments.of("a proxy's HTML page", 400, "<html><body><h1>400 Bad Request</h1></body></html>"),
+                Arguments.of("an empty body", 400, ""),
+                Arguments.of("a protocol v1 answer for another id", 400,
+                        "{\"protocol\":1,\"id\":\"snack-8\",\"accepted\":false,\"error\":\"invalid_qty\",\"message\":\"no\"}"),
+                Arguments.of("a protocol v1 answer without an id", 400,
+                        "{\"protocol\":1,\"accepted\":false,\"error\":\"malformed_json\",\"message\":\"no\"}"),
+                Arguments.of("JSON without a protocol", 409, "{\"id\":\"%s\",\"accepted\":false,\"error\":\"conflict\"}"),
+                Arguments.of("protocol 2", 409, "{\"protocol\":2,\"id\":\"%s\",\"accepted\":false,\"error\":\"conflict\"}"),
+                Arguments.of("accepted true", 422, "{\"protocol\":1,\"id\":\"%s\",\"accepted\":true,\"error\":\"stale\"}"),
+                Arguments.of("no error code", 413, "{\"protocol\":1,\"id\":\"%s\",\"accepted\":false}"));
+    }
+
+    @ParameterizedTest(name = "HTTP {1} with {0}")
+    @MethodSource("refusalsThatAreNotThisReceiversAnswer")
+    void refusalWithoutAProtocolV1AnswerForThisIdIsUncertainAndResent(String name, int status, String body)
+            throws Exception {
+        try (FakeReceiver receiver = FakeReceiver.answering(status, body)) {
+            outbox.enqueue("snack-7", 7);
+            DeliveryReport report = publisher(receiver).deliverPending();
+            assertEquals(0, report.rejected());
+            assertEquals(List.of("snack-7", "snack-7", "snack-7"), receiver.received(), "resent up to the limit");
+            OutboxItem item = outbox.find("snack-7").orElseThrow();
+            assertEquals(ItemState.EXHAUSTED, item.state());
+            assertTrue(item.reason().startsWith("exhausted after 3 attempts; last: HTTP " + status), item.reason());
+        }
+    }
+
+    @Test
+    void originInTheFutureIsParkedWithItsReason() throws Exception {
+        try (FakeReceiver receiver = FakeReceiver.answering(400, "{\"protocol\":1,\"id\":\"%s\",\"accepted\":false,"
+                + "\"error\":\"origin_in_future\",\"message\":\"origin is later than the warehouse's clock\"}")) {
+            outbox.enqueue("snack-7", 7);
+            DeliveryReport report = publisher(receiver).deliverPending();
+            assertEquals(1, report.rejected());
+            assertEquals(List.of("snack-7"), receiver.received());
+            OutboxItem item = outbox.find("snack-7").orElseThrow();
+            assertEquals(ItemState.REJECTED, item.state());
+            assertEquals("HTTP 400 origin_in_future: origin is later than the warehouse's clock", item.reason());
+        }
+    }
+
+    @Test
+    void refusedTokenIsUncertainAndResentByDefault() throws Exception {
+        try (FakeReceiver receiver = FakeReceiver.answering(401,
+                "{\"protocol\":1,\"accepted\":false,\"error\":\"unauthorized\",\"message\":\"a valid bearer token is required\"}")) {
+            outbox.enqueue("snack-7", 7);
+            DeliveryReport report = publisher(receiver).deliverPending();
+            assertEquals(0, report.rejected());
+            assertEquals(MAX_ATTEMPTS, receiver.received().size(), "a corrected token could still deliver it");
+            OutboxItem item = outbox.find("snack-7").orElseThrow();
+            assertEquals(ItemState.EXHAUSTED, item.state());
+            assertTrue(item.reason().contains("HTTP 401"), item.reason());
+        }
+    }
+
+    @Test
+    void refusedTokenIsParkedWithThatReasonWhenAsked() throws Exception {
+        try (FakeReceiver receiver = FakeReceiver.answering(401,
+                "{\"protocol\":1,\"accepted\":false,\"error\":\"unauthorized\",\"message\":\"a valid bearer token is required\"}")) {
+            outbox.enqueue("snack-7", 7);
+            PublisherSettings parking = settings(receiver).withOnAuthFailure(PublisherSettings.AuthFailure.PARK);
+            DeliveryReport report = new Publisher(outbox, parking, DeliveryListener.NONE).deliverPending();
+            assertEquals(1, report.rejected());
+            assertEquals(List.of("snack-7"), receiver.received());
+            OutboxItem item = outbox.find("snack-7").orElseThrow();
+            assertEquals(ItemState.REJECTED, item.state());
+            assertEquals("HTTP 401 unauthorized: a valid bearer token is required; token refused, parked as"
+                    + " --park-on-auth-failure asks", item.reason());
         }
     }
 
