@@ -49,7 +49,12 @@ public abstract class RetentionContract {
     private MutableClock clock;
     private final List<Inbox<Handle>> opened = new ArrayList<>();
 
-    /** A fixture over a fresh, real database; closed after each test. */
+    /**
+     * A fixture over a fresh, real database; closed after each test.
+     *
+     * @return the fixture
+     * @throws Exception if the database cannot be prepared; the test fails
+     */
     protected abstract InboxFixture openFixture() throws Exception;
 
     @BeforeEach
@@ -239,7 +244,7 @@ public abstract class RetentionContract {
         assertEquals(0, rows());
     }
 
-    /** The number of old rows the purge-under-load scenario purges. */
+    /** {@return the number of old rows the purge-under-load scenario purges} */
     protected int purgeUnderLoadRows() {
         return 1_000_000;
     }
