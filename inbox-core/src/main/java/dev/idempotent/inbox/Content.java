@@ -26,7 +26,12 @@ public final class Content {
         this.bytes = bytes;
     }
 
-    /** An integer quantity, the seed's case: {@code Content.of(7)}. */
+    /**
+     * An integer quantity, the seed's case: {@code Content.of(7)}.
+     *
+     * @param value the quantity
+     * @return the content, of type {@link ContentType#INT64}
+     */
     public static Content of(long value) {
         return new Content(ContentType.INT64, ByteBuffer.allocate(Long.BYTES).putLong(value).array());
     }
@@ -34,6 +39,9 @@ public final class Content {
     /**
      * Text, compared as its UTF-8 bytes.
      *
+     * @param text the text; not {@code null}
+     * @return the content, of type {@link ContentType#UTF8}
+     * @throws NullPointerException if {@code text} is {@code null}
      * @throws IllegalArgumentException if the text holds an unpaired surrogate, which has no
      *     UTF-8 form and would otherwise make two different texts look equal
      */
@@ -42,7 +50,13 @@ public final class Content {
         return new Content(ContentType.UTF8, FingerprintEncoding.utf8(text));
     }
 
-    /** Opaque bytes, compared byte for byte. */
+    /**
+     * Opaque bytes, compared byte for byte.
+     *
+     * @param bytes the bytes, copied; not {@code null}
+     * @return the content, of type {@link ContentType#BYTES}
+     * @throws NullPointerException if {@code bytes} is {@code null}
+     */
     public static Content ofBytes(byte[] bytes) {
         Objects.requireNonNull(bytes, "bytes");
         return new Content(ContentType.BYTES, bytes.clone());
@@ -54,7 +68,11 @@ public final class Content {
      * @param schema the schema's name, for example {@code "shipment"}; not starting with
      *     {@code inbox.}
      * @param version the version of the canonical form, at least 1
-     * @param canonicalBytes the content in that canonical form
+     * @param canonicalBytes the content in that canonical form, copied; not {@code null}
+     * @return the content, of type {@code schema@version}
+     * @throws IllegalArgumentException if the schema name is reserved, blank, too long or holds a
+     *     control character, or the version is below 1
+     * @throws InvalidMessageException if the schema name holds an unpaired surrogate
      */
     public static Content structured(String schema, int version, byte[] canonicalBytes) {
         ContentType type = new ContentType(schema, version);
@@ -69,6 +87,10 @@ public final class Content {
     /**
      * Content as an adapter read it back from storage: a type and bytes recorded earlier.
      * Applications use the other factories.
+     *
+     * @param type the recorded type; not {@code null}
+     * @param bytes the recorded bytes, copied; not {@code null}
+     * @return the content
      */
     public static Content restore(ContentType type, byte[] bytes) {
         Objects.requireNonNull(type, "type");
@@ -76,22 +98,22 @@ public final class Content {
         return new Content(type, bytes.clone());
     }
 
-    /** The content's type. */
+    /** {@return the content's type} */
     public ContentType type() {
         return type;
     }
 
-    /** A copy of the canonical bytes. */
+    /** {@return a copy of the canonical bytes} */
     public byte[] bytes() {
         return bytes.clone();
     }
 
-    /** The number of canonical bytes, which the inbox's size limit applies to. */
+    /** {@return the number of canonical bytes}, which the inbox's size limit applies to. */
     public int size() {
         return bytes.length;
     }
 
-    /** The fingerprint under the current encoding. */
+    /** {@return the fingerprint under the current encoding} */
     public Fingerprint fingerprint() {
         return FingerprintEncoding.CURRENT.fingerprint(type, bytes);
     }

@@ -24,6 +24,17 @@ public record ContentType(String name, int version) {
     static final String RESERVED_PREFIX = "inbox.";
     static final int MAX_NAME_LENGTH = 100;
 
+    /**
+     * Checks the name and version.
+     *
+     * @param name 1 to 100 characters, no control characters, no unpaired surrogates
+     * @param version the version of the canonical form, at least 1
+     * @throws IllegalArgumentException if the name is blank, too long or holds a control
+     *     character, or the version is below 1
+     * @throws InvalidMessageException with
+     *     {@link InvalidMessageException.Problem#CONTENT_TYPE_MALFORMED} if the name holds an
+     *     unpaired surrogate
+     */
     public ContentType {
         Objects.requireNonNull(name, "name");
         if (name.isBlank() || name.length() > MAX_NAME_LENGTH || name.chars().anyMatch(Character::isISOControl)) {

@@ -11,6 +11,12 @@ package dev.idempotent.inbox;
  */
 public final class EffectBrokeTransactionException extends InboxException {
 
+    /**
+     * For adapters and the engine.
+     *
+     * @param message what the effect did to the transaction
+     * @param cause the statement failure the effect caught, or {@code null} if none was seen
+     */
     public EffectBrokeTransactionException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -27,6 +27,15 @@ public record Fingerprint(int algorithm, ContentType contentType, byte[] digest)
     /** The length of a SHA-256 digest in bytes. */
     public static final int DIGEST_LENGTH = 32;
 
+    /**
+     * Checks the components and copies the digest.
+     *
+     * @param algorithm the version of the fingerprint encoding
+     * @param contentType the type of the content the digest was taken from
+     * @param digest the 32-byte SHA-256 digest; copied on the way in and out
+     * @throws IllegalArgumentException if the algorithm is below 1 or the digest is not
+     *     {@value #DIGEST_LENGTH} bytes long
+     */
     public Fingerprint {
         Objects.requireNonNull(contentType, "contentType");
         Objects.requireNonNull(digest, "digest");
@@ -40,12 +49,13 @@ public record Fingerprint(int algorithm, ContentType contentType, byte[] digest)
         digest = digest.clone();
     }
 
+    /** {@return a copy of the digest} */
     @Override
     public byte[] digest() {
         return digest.clone();
     }
 
-    /** The digest as lower-case hex. */
+    /** {@return the digest as lower-case hex} */
     public String hex() {
         return HexFormat.of().formatHex(digest);
     }

@@ -44,6 +44,8 @@ public interface Inbox<H> extends AutoCloseable {
      *       effect did not run and the earlier business is kept untouched.
      * </ul>
      *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
      * @param id the business id, 1 to 255 characters, no control characters
      * @param content what "the same business" means for this id; compared by fingerprint
      * @param effect the business change, run inside the transaction only for a new id
@@ -66,8 +68,15 @@ public interface Inbox<H> extends AutoCloseable {
      * purged is refused with {@link StaleMessageException} instead of being applied as new (see
      * {@link InboxRetention}).
      *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
      * @param originTime when the sender created the business, by its clock; {@code null} when
      *     unknown, which behaves as {@link #apply(String, Content, Effect)}
+     * @param effect the business change, run inside the transaction only for a new id
+     * @return the outcome, never {@code null}; returned only after the commit that holds it
+     * @throws X the effect's own exception, unchanged; nothing was recorded
      * @throws StaleMessageException if the message is new and older than the inbox can judge;
      *     nothing was written
      * @throws InvalidMessageException with {@link InvalidMessageException.Problem#ORIGIN_IN_FUTURE}
@@ -85,10 +94,16 @@ public interface Inbox<H> extends AutoCloseable {
      * commit together. A message repeated within the batch is a duplicate (or conflict) of its
      * first occurrence.
      *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw; caught per message, never thrown here
+     * @param messages the batch, in order; not {@code null}
+     * @param effect the business change, run once for each message new to the inbox
      * @return one result per message, in the order given, after the commit that holds them
-     * @throws InboxBusyException, InboxStorageException, OutcomeUnknownException when the
-     *     transaction as a whole failed: then nothing of the batch was applied (or, for an unknown
-     *     outcome, nothing is known)
+     * @throws InboxBusyException when the write lock was not obtained within the busy timeout;
+     *     nothing of the batch was applied
+     * @throws InboxStorageException when the database failed; nothing of the batch was applied
+     * @throws OutcomeUnknownException when the commit of the batch was attempted but its result is
+     *     unknown
      */
     <R, X extends Exception> List<MessageResult<R>> applyAll(
             List<Message> messages, MessageEffect<H, R, X> effect);
@@ -96,6 +111,8 @@ public interface Inbox<H> extends AutoCloseable {
     /**
      * Purging rows older than the retention, the persisted horizon, and their status; see
      * {@link InboxRetention}.
+     *
+     * @return this inbox's retention, never {@code null}
      */
     InboxRetention retention();
 
@@ -103,16 +120,19 @@ public interface Inbox<H> extends AutoCloseable {
      * Looks up what this inbox recorded for {@code id}, for support staff and audits. Reads
      * committed data only, outside any write transaction.
      *
+     * @param id the business id
      * @return the record, or empty when the id was never applied (or its row was purged)
      * @throws InvalidMessageException for a bad id
      * @throws InboxStorageException when the database cannot be read
      */
     Optional<InboxRecord> find(String id);
 
-    /** The name that keeps this inbox's ids apart from other inboxes in the same database. */
+    /**
+     * {@return the name that keeps this inbox's ids apart from other inboxes in the same database}
+     */
     String name();
 
-    /** A snapshot of this instance's counters since it was built; cheap, never blocks. */
+    /** {@return a snapshot of this instance's counters since it was built}; cheap, never blocks. */
     InboxStats stats();
 
     /**

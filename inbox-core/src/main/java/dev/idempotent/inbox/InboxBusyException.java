@@ -7,6 +7,12 @@ package dev.idempotent.inbox;
  */
 public final class InboxBusyException extends InboxException {
 
+    /**
+     * For adapters and the engine.
+     *
+     * @param message what was waited for, and how long
+     * @param cause the database's timeout error, or {@code null}
+     */
     public InboxBusyException(String message, Throwable cause) {
         super(message, cause);
     }

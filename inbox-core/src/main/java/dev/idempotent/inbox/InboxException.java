@@ -6,10 +6,21 @@ package dev.idempotent.inbox;
  */
 public class InboxException extends RuntimeException {
 
+    /**
+     * An exception without a cause.
+     *
+     * @param message what failed
+     */
     public InboxException(String message) {
         super(message);
     }
 
+    /**
+     * An exception caused by another.
+     *
+     * @param message what failed
+     * @param cause the underlying failure, or {@code null}
+     */
     public InboxException(String message, Throwable cause) {
         super(message, cause);
     }

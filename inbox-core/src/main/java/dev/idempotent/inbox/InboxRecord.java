@@ -17,6 +17,17 @@ import java.util.Optional;
 public record InboxRecord(
         String inbox, String id, Fingerprint fingerprint, Instant firstReceivedAt, Optional<Content> content) {
 
+    /**
+     * Checks that no component is {@code null}.
+     *
+     * @param inbox the inbox's name
+     * @param id the business id
+     * @param fingerprint the fingerprint of the content first received
+     * @param firstReceivedAt when the id was first applied
+     * @param content the content itself, present only when the inbox was built with
+     *     {@link ContentStorage#FULL_CONTENT}
+     * @throws NullPointerException if a component is {@code null}
+     */
     public InboxRecord {
         Objects.requireNonNull(inbox, "inbox");
         Objects.requireNonNull(id, "id");

@@ -32,13 +32,15 @@ public interface InboxRetention {
      */
     PurgeReport purge();
 
-    /** The horizon, the oldest row's age, and the counters; reads committed data. */
+    /** {@return the horizon, the oldest row's age, and the counters}; reads committed data. */
     RetentionStatus status();
 
     /**
      * Runs {@link #purge()} every {@code period} on {@code executor}, starting after one period.
      * A failed purge is logged and tried again at the next period.
      *
+     * @param executor runs the purges; it stays yours to shut down
+     * @param period the time between two purges; positive
      * @return the schedule; cancel it to stop purging
      */
     ScheduledFuture<?> schedulePurge(ScheduledExecutorService executor, Duration period);

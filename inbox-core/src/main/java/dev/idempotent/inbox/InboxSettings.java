@@ -65,6 +65,27 @@ public record InboxSettings(
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,63}");
 
+    /**
+     * Checks every setting.
+     *
+     * @param name the inbox's name: one per consumer; the same id under two names is two businesses
+     * @param busyTimeout how long {@code apply} waits for the write lock before
+     *     {@link InboxBusyException}
+     * @param maxContentBytes the largest {@link Content#size()} accepted
+     * @param contentStorage whether content is kept beside its fingerprint
+     * @param listener observes every call
+     * @param clock the source of receive times
+     * @param retention how long rows are kept before {@link InboxRetention#purge()} may delete them
+     * @param clockSkewMargin how far senders' clocks may run ahead of this inbox's clock
+     * @param senderMaxResendAge the oldest origin time a sender still resends, when known; the
+     *     retention must cover it plus the skew margin
+     * @param maxGroupSize the most messages of concurrent callers committed in one transaction, for
+     *     adapters with a single writer
+     * @param maxGroupWait how long a group waits for more callers before it commits; zero commits
+     *     whatever is queued at once, so a lone caller never waits
+     * @throws IllegalArgumentException if a value is out of range; the message names the field
+     * @throws NullPointerException if a component is {@code null}
+     */
     public InboxSettings {
         Objects.requireNonNull(name, "name");
         if (!NAME.matcher(name).matches()) {
@@ -113,6 +134,7 @@ public record InboxSettings(
      * delivery was already purged would otherwise be refused as stale, or, without an origin time,
      * applied a second time. Called by {@link InboxBuilder#build()}, once all settings are known.
      *
+     * @return these settings
      * @throws IllegalArgumentException if {@code retention < senderMaxResendAge + clockSkewMargin}
      */
     public InboxSettings requireRetentionCoversResends() {
@@ -130,6 +152,8 @@ public record InboxSettings(
      * The defaults: name {@code default}, 5 s busy timeout, 1 MiB content, fingerprints only, 30
      * days retention, 10 minutes clock skew margin, no known sender resend age, groups of up to 100
      * messages committed without waiting.
+     *
+     * @return the default settings
      */
     public static InboxSettings defaults() {
         return new InboxSettings(
@@ -146,46 +170,123 @@ public record InboxSettings(
                 Duration.ZERO);
     }
 
+    /**
+     * These settings with {@code name} replaced.
+     *
+     * @param name the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withName(String name) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code busyTimeout} replaced.
+     *
+     * @param busyTimeout the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withBusyTimeout(Duration busyTimeout) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code maxContentBytes} replaced.
+     *
+     * @param maxContentBytes the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withMaxContentBytes(int maxContentBytes) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code contentStorage} replaced.
+     *
+     * @param contentStorage the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withContentStorage(ContentStorage contentStorage) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code listener} replaced.
+     *
+     * @param listener the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withListener(InboxListener listener) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code clock} replaced.
+     *
+     * @param clock the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withClock(Clock clock) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code retention} replaced.
+     *
+     * @param retention the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withRetention(Duration retention) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code clockSkewMargin} replaced.
+     *
+     * @param clockSkewMargin the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withClockSkewMargin(Duration clockSkewMargin) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code senderMaxResendAge} replaced.
+     *
+     * @param senderMaxResendAge the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withSenderMaxResendAge(Optional<Duration> senderMaxResendAge) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code maxGroupSize} replaced.
+     *
+     * @param maxGroupSize the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withMaxGroupSize(int maxGroupSize) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }
 
+    /**
+     * These settings with {@code maxGroupWait} replaced.
+     *
+     * @param maxGroupWait the new value
+     * @return a validated copy; these settings are unchanged
+     * @throws IllegalArgumentException if the value is refused; the message names the field
+     */
     public InboxSettings withMaxGroupWait(Duration maxGroupWait) {
         return new InboxSettings(name, busyTimeout, maxContentBytes, contentStorage, listener, clock, retention, clockSkewMargin, senderMaxResendAge, maxGroupSize, maxGroupWait);
     }

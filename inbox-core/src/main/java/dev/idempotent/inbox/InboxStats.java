@@ -15,12 +15,12 @@ package dev.idempotent.inbox;
  */
 public record InboxStats(long applied, long duplicates, long conflicts, long invalid, long stale, long busy, long failed) {
 
-    /** Every call to {@code apply}: always the sum of the other counters. */
+    /** {@return the number of calls to {@code apply}}: always the sum of the other counters. */
     public long attempts() {
         return applied + duplicates + conflicts + invalid + stale + busy + failed;
     }
 
-    /** Calls that may be acknowledged: applied plus duplicates. */
+    /** {@return the number of calls that may be acknowledged}: applied plus duplicates. */
     public long accepted() {
         return applied + duplicates;
     }

@@ -24,14 +24,22 @@ public final class InboxStorageException extends InboxException {
         OTHER
     }
 
+    /** What kind of failure it was. */
     private final Kind kind;
 
+    /**
+     * For adapters and the engine.
+     *
+     * @param kind what kind of failure it was; not {@code null}
+     * @param message what failed
+     * @param cause the database's error, or {@code null}
+     */
     public InboxStorageException(Kind kind, String message, Throwable cause) {
         super(message, cause);
         this.kind = Objects.requireNonNull(kind, "kind");
     }
 
-    /** What kind of failure it was. */
+    /** {@return what kind of failure it was} */
     public Kind kind() {
         return kind;
     }

@@ -10,14 +10,19 @@ public final class InvalidMessageException extends InboxException {
 
     /** What was wrong with the message. */
     public enum Problem {
+        /** The id is {@code null}. */
         ID_MISSING,
+        /** The id is empty or only white space. */
         ID_BLANK,
+        /** The id is longer than 255 characters. */
         ID_TOO_LONG,
         /** The id holds a control character, which has no place in an id and breaks logs. */
         ID_CONTROL_CHARACTER,
         /** The id holds an unpaired surrogate, which has no stable stored form. */
         ID_MALFORMED,
+        /** The content is {@code null}. */
         CONTENT_MISSING,
+        /** The content is larger than the inbox's {@code maxContentBytes}. */
         CONTENT_TOO_LARGE,
         /**
          * The content type's name holds an unpaired surrogate, which has no UTF-8 form: two such
@@ -33,14 +38,21 @@ public final class InvalidMessageException extends InboxException {
         ORIGIN_IN_FUTURE
     }
 
+    /** What was wrong with the message. */
     private final Problem problem;
 
+    /**
+     * For the engine and adapters.
+     *
+     * @param problem what was wrong; not {@code null}
+     * @param message what was wrong, naming the id where it is printable
+     */
     public InvalidMessageException(Problem problem, String message) {
         super(message);
         this.problem = Objects.requireNonNull(problem, "problem");
     }
 
-    /** What was wrong, for callers that map it to a protocol error. */
+    /** {@return what was wrong}, for callers that map it to a protocol error. */
     public Problem problem() {
         return problem;
     }

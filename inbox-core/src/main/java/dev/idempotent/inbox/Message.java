@@ -14,12 +14,24 @@ import java.util.Objects;
  */
 public record Message(String id, Content content, Instant originTime) {
 
-    /** A message without an origin time. */
+    /**
+     * A message without an origin time.
+     *
+     * @param id the business id
+     * @param content what "the same business" means for this id
+     * @return the message
+     */
     public static Message of(String id, Content content) {
         return new Message(id, content, null);
     }
 
-    /** This message with an origin time. */
+    /**
+     * This message with an origin time.
+     *
+     * @param originTime when the sender created the business; not {@code null}
+     * @return a copy with that origin time
+     * @throws NullPointerException if {@code originTime} is {@code null}
+     */
     public Message withOriginTime(Instant originTime) {
         return new Message(id, content, Objects.requireNonNull(originTime, "originTime"));
     }

@@ -26,18 +26,25 @@ import java.util.function.Function;
  */
 public sealed interface Outcome<R> permits Outcome.Applied, Outcome.Duplicate, Outcome.Conflict {
 
-    /** The business id the outcome is for. */
+    /** {@return the business id the outcome is for} */
     String id();
 
-    /** True only for {@link Applied}: this call ran the effect and committed it. */
+    /** {@return true only for {@link Applied}}: this call ran the effect and committed it. */
     boolean isNewlyApplied();
 
-    /** True for {@link Applied} and {@link Duplicate}: the business is in place; acknowledge it. */
+    /**
+     * {@return true for {@link Applied} and {@link Duplicate}}: the business is in place;
+     * acknowledge it.
+     */
     boolean isAccepted();
 
     /**
      * Maps this outcome with the function for its kind; the compiler makes callers name all three.
      *
+     * @param <T> what the functions return
+     * @param onApplied called for {@link Applied}
+     * @param onDuplicate called for {@link Duplicate}
+     * @param onConflict called for {@link Conflict}
      * @return what the chosen function returned
      */
     <T> T fold(
@@ -53,6 +60,14 @@ public sealed interface Outcome<R> permits Outcome.Applied, Outcome.Duplicate, O
      * @param receivedAt the receive time recorded for the id
      */
     record Applied<R>(String id, R result, Instant receivedAt) implements Outcome<R> {
+        /**
+         * Checks that {@code id} and {@code receivedAt} are not {@code null}.
+         *
+         * @param id the business id
+         * @param result what the effect returned; may be {@code null}
+         * @param receivedAt the receive time recorded for the id
+         * @throws NullPointerException if either is {@code null}
+         */
         public Applied {
             Objects.requireNonNull(id, "id");
             Objects.requireNonNull(receivedAt, "receivedAt");
@@ -85,6 +100,14 @@ public sealed interface Outcome<R> permits Outcome.Applied, Outcome.Duplicate, O
      * @param fingerprint the stored fingerprint, which the offered content matched
      */
     record Duplicate<R>(String id, Instant firstReceivedAt, Fingerprint fingerprint) implements Outcome<R> {
+        /**
+         * Checks that no component is {@code null}.
+         *
+         * @param id the business id
+         * @param firstReceivedAt when the id was first recorded
+         * @param fingerprint the stored fingerprint, which the offered content matched
+         * @throws NullPointerException if a component is {@code null}
+         */
         public Duplicate {
             Objects.requireNonNull(id, "id");
             Objects.requireNonNull(firstReceivedAt, "firstReceivedAt");
@@ -120,6 +143,15 @@ public sealed interface Outcome<R> permits Outcome.Applied, Outcome.Duplicate, O
      */
     record Conflict<R>(String id, Instant firstReceivedAt, Fingerprint stored, Fingerprint offered)
             implements Outcome<R> {
+        /**
+         * Checks that no component is {@code null}.
+         *
+         * @param id the business id
+         * @param firstReceivedAt when the id was first recorded
+         * @param stored the fingerprint recorded with the id
+         * @param offered the fingerprint of the content offered now
+         * @throws NullPointerException if a component is {@code null}
+         */
         public Conflict {
             Objects.requireNonNull(id, "id");
             Objects.requireNonNull(firstReceivedAt, "firstReceivedAt");
@@ -128,9 +160,9 @@ public sealed interface Outcome<R> permits Outcome.Applied, Outcome.Duplicate, O
         }
 
         /**
-         * True when the two contents are of different {@link ContentType}s (or schema versions):
-         * often a sender that changed its canonical form rather than a sender that changed its
-         * mind.
+         * {@return true when the two contents are of different {@link ContentType}s (or schema
+         * versions)}: often a sender that changed its canonical form rather than a sender that
+         * changed its mind.
          */
         public boolean contentTypeChanged() {
             return !stored.contentType().equals(offered.contentType());

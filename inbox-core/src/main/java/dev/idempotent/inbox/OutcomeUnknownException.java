@@ -8,6 +8,12 @@ package dev.idempotent.inbox;
  */
 public final class OutcomeUnknownException extends InboxException {
 
+    /**
+     * For adapters and the engine.
+     *
+     * @param message what was unknown
+     * @param cause the failure that hid the commit's result
+     */
     public OutcomeUnknownException(String message, Throwable cause) {
         super(message, cause);
     }

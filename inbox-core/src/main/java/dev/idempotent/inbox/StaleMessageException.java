@@ -12,10 +12,21 @@ import java.util.Objects;
  */
 public final class StaleMessageException extends InboxException {
 
+    /** The business id. */
     private final String id;
+    /** When the sender first created the business. */
     private final Instant originTime;
+    /** The receive time before which rows may have been purged. */
     private final Instant horizon;
 
+    /**
+     * For the engine.
+     *
+     * @param id the business id; not {@code null}
+     * @param originTime the message's origin time; not {@code null}
+     * @param horizon the inbox's horizon when the message was refused; not {@code null}
+     * @param message the refusal, naming the id and both times
+     */
     public StaleMessageException(String id, Instant originTime, Instant horizon, String message) {
         super(message);
         this.id = Objects.requireNonNull(id, "id");
@@ -23,17 +34,17 @@ public final class StaleMessageException extends InboxException {
         this.horizon = Objects.requireNonNull(horizon, "horizon");
     }
 
-    /** The business id. */
+    /** {@return the business id} */
     public String id() {
         return id;
     }
 
-    /** When the sender first created the business, by the sender's clock. */
+    /** {@return when the sender first created the business}, by the sender's clock. */
     public Instant originTime() {
         return originTime;
     }
 
-    /** The receive time before which the inbox's rows may have been purged. */
+    /** {@return the receive time before which the inbox's rows may have been purged} */
     public Instant horizon() {
         return horizon;
     }

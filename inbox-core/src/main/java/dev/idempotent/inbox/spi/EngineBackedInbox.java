@@ -69,7 +69,7 @@ public abstract class EngineBackedInbox<H> implements Inbox<H> {
         return engine.stats();
     }
 
-    /** The settings this inbox was built with. */
+    /** {@return the settings this inbox was built with} */
     public final InboxSettings settings() {
         return engine.settings();
     }

@@ -79,12 +79,29 @@ public final class InboxEngine<H> {
      * time (SQLite): concurrent calls are queued in arrival order and committed in groups of up to
      * {@link InboxSettings#maxGroupSize()}, each message in a savepoint of its own. Effects may
      * then run on another caller's thread.
+     *
+     * @param <H> the transaction handle effects receive
+     * @param settings validated settings, as {@link dev.idempotent.inbox.InboxBuilder} made them
+     * @param store the adapter's storage; closed with this engine
+     * @return the engine
      */
     public static <H> InboxEngine<H> withGroupCommit(InboxSettings settings, InboxStore<H> store) {
         return new InboxEngine<>(settings, store,
                 new GroupCommit<>(store, settings.busyTimeout(), settings.maxGroupSize(), settings.maxGroupWait()));
     }
 
+    /**
+     * Behaves as {@link Inbox#apply(String, Content, Instant, Effect)}.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param id the business id
+     * @param content the content
+     * @param originTime the origin time, or {@code null} when unknown
+     * @param effect the business change
+     * @return the outcome, after its commit
+     * @throws X the effect's own exception, unchanged
+     */
     public <R, X extends Exception> Outcome<R> apply(
             String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
@@ -107,6 +124,15 @@ public final class InboxEngine<H> {
         return outcome;
     }
 
+    /**
+     * Behaves as {@link Inbox#applyAll(List, MessageEffect)}.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param messages the batch
+     * @param effect the business change
+     * @return one result per message, in order, after the commit
+     */
     public <R, X extends Exception> List<MessageResult<R>> applyAll(
             List<Message> messages, MessageEffect<H, R, X> effect) {
         Objects.requireNonNull(messages, "messages");
@@ -259,16 +285,24 @@ public final class InboxEngine<H> {
         return new Outcome.Conflict<>(id, stored.firstReceivedAt(), storedPrint, offered.fingerprint());
     }
 
+    /**
+     * Behaves as {@link Inbox#find(String)}.
+     *
+     * @param id the business id
+     * @return the record, or empty
+     */
     public Optional<InboxRecord> find(String id) {
         MessageValidation.checkId(id);
         checkOpen();
         return store.find(settings.name(), id);
     }
 
+    /** {@return the inbox's name} */
     public String name() {
         return settings.name();
     }
 
+    /** {@return a snapshot of this engine's counters} */
     public InboxStats stats() {
         return counters.snapshot();
     }
@@ -278,11 +312,12 @@ public final class InboxEngine<H> {
         return counters.snapshot().stale();
     }
 
-    /** The settings this inbox was built with. */
+    /** {@return the settings this inbox was built with} */
     public InboxSettings settings() {
         return settings;
     }
 
+    /** Closes the store; later calls are refused. Closing twice does nothing. */
     public void close() {
         if (closed.compareAndSet(false, true)) {
             store.close();

@@ -18,12 +18,19 @@ public interface InboxStore<H> extends AutoCloseable {
      * Opens a write transaction in which a claim can be made and an effect run, waiting at most the
      * inbox's busy timeout for the write lock.
      *
+     * @return the open transaction; the caller ends it
      * @throws dev.idempotent.inbox.InboxBusyException if the lock was not obtained in time
      * @throws dev.idempotent.inbox.InboxStorageException if the database failed
      */
     StoreTransaction<H> begin();
 
-    /** Reads the committed record of {@code id} in inbox {@code inbox}, outside any transaction. */
+    /**
+     * Reads the committed record of {@code id} in inbox {@code inbox}, outside any transaction.
+     *
+     * @param inbox the inbox's name
+     * @param id the business id
+     * @return the record, or empty if there is none
+     */
     Optional<InboxRecord> find(String inbox, String id);
 
     /** Releases the store's connections. */

@@ -14,7 +14,7 @@ import java.util.Optional;
  */
 public interface StoreTransaction<H> {
 
-    /** The handle effects write through; it belongs to this transaction. */
+    /** {@return the handle effects write through}; it belongs to this transaction. */
     H handle();
 
     /**
@@ -25,7 +25,11 @@ public interface StoreTransaction<H> {
      * <p>If another transaction holds an uncommitted claim of the same id, this call waits for it
      * to end (within the busy timeout), so the answer reflects committed data.
      *
+     * @param inbox the inbox's name
+     * @param id the business id
+     * @param fingerprint the fingerprint of the offered content
      * @param content the content to keep beside the fingerprint, or {@code null} to keep none
+     * @param receivedAt the receive time to record
      * @return empty if this call inserted the record; otherwise the record already stored
      */
     Optional<InboxRecord> claim(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt);
@@ -33,6 +37,9 @@ public interface StoreTransaction<H> {
     /**
      * The committed horizon of inbox {@code inbox}: the receive time before which its rows may have
      * been purged. A store that never purges has none.
+     *
+     * @param inbox the inbox's name
+     * @return the horizon, or empty
      */
     default Optional<Instant> horizon(String inbox) {
         return Optional.empty();

@@ -31,13 +31,14 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <p>When two calls (in this process or in any other) apply the same id at once, the second one's
  * claim waits on the primary key of {@code inbox_message} until the first transaction ends. If the
- * first commits, the second returns {@link Outcome.Duplicate} (or {@link Outcome.Conflict} for
- * other content) without running its effect; if the first rolls back (its effect threw, its
- * process died), the second claims the id and returns {@link Outcome.Applied}. The wait counts
- * against the busy timeout, which becomes PostgreSQL's {@code lock_timeout} for the transaction;
- * past it the call throws {@link dev.idempotent.inbox.InboxBusyException} and nothing was applied.
- * Calls on different ids do not wait for each other in the inbox (the effect's own rows may make
- * them wait, as any two transactions writing one row do).
+ * first commits, the second returns {@link dev.idempotent.inbox.Outcome.Duplicate} (or
+ * {@link dev.idempotent.inbox.Outcome.Conflict} for other content) without running its effect; if
+ * the first rolls back (its effect threw, its process died), the second claims the id and returns
+ * {@link dev.idempotent.inbox.Outcome.Applied}. The wait counts against the busy timeout, which
+ * becomes PostgreSQL's {@code lock_timeout} for the transaction; past it the call throws
+ * {@link dev.idempotent.inbox.InboxBusyException} and nothing was applied. Calls on different ids
+ * do not wait for each other in the inbox (the effect's own rows may make them wait, as any two
+ * transactions writing one row do).
  *
  * <h2>Connections</h2>
  *
@@ -97,6 +98,8 @@ public final class PostgresInbox extends EngineBackedInbox<Handle> {
     /**
      * An inbox with default settings over {@code jdbi}, which must reach a PostgreSQL database.
      *
+     * @param jdbi the business database's Jdbi; not {@code null}
+     * @return the open inbox
      * @throws dev.idempotent.inbox.InboxStorageException if the database cannot be reached, cannot
      *     hold an inbox, or holds a newer schema
      */
@@ -107,6 +110,9 @@ public final class PostgresInbox extends EngineBackedInbox<Handle> {
     /**
      * A builder for an inbox over {@code jdbi}, which must reach a PostgreSQL database. Each call
      * runs in a transaction of its own, on its own connection, in parallel with the others.
+     *
+     * @param jdbi the business database's Jdbi; not {@code null}
+     * @return a builder with default settings
      */
     public static InboxBuilder<PostgresInbox> builder(Jdbi jdbi) {
         Objects.requireNonNull(jdbi, "jdbi");
@@ -128,13 +134,18 @@ public final class PostgresInbox extends EngineBackedInbox<Handle> {
      * or a slow network hold everyone up. {@code BENCHMARKS.md} in the project has measurements.
      * Several processes, each with its own group-committing inbox, still run in parallel against
      * one database, with the same guarantees.
+     *
+     * @param jdbi the business database's Jdbi; not {@code null}
+     * @return a builder with default settings
      */
     public static InboxBuilder<PostgresInbox> builderWithGroupCommit(Jdbi jdbi) {
         Objects.requireNonNull(jdbi, "jdbi");
         return new InboxBuilder<>(settings -> open(jdbi, settings, true));
     }
 
-    /** The {@link Jdbi} this inbox writes through, for reading business tables beside it. */
+    /**
+     * {@return the {@link Jdbi} this inbox writes through}, for reading business tables beside it.
+     */
     public Jdbi jdbi() {
         return jdbi;
     }

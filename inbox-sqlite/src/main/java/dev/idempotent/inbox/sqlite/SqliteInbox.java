@@ -53,24 +53,42 @@ public final class SqliteInbox extends EngineBackedInbox<Handle> {
     /**
      * An inbox with default settings over {@code jdbi}, which must reach a SQLite file.
      *
+     * @param jdbi the Jdbi of the file the business tables live in; not {@code null}
+     * @return the open inbox
      * @throws dev.idempotent.inbox.InboxStorageException if the database cannot hold an inbox
      */
     public static SqliteInbox create(Jdbi jdbi) {
         return builder(jdbi).build();
     }
 
-    /** An inbox with default settings over the SQLite file {@code file}, created if absent. */
+    /**
+     * An inbox with default settings over the SQLite file {@code file}, created if absent.
+     *
+     * @param file the database file; not {@code null}
+     * @return the open inbox
+     * @throws dev.idempotent.inbox.InboxStorageException if the file cannot hold an inbox
+     */
     public static SqliteInbox create(Path file) {
         return builder(file).build();
     }
 
-    /** A builder for an inbox over {@code jdbi}, which must reach a SQLite file. */
+    /**
+     * A builder for an inbox over {@code jdbi}, which must reach a SQLite file.
+     *
+     * @param jdbi the Jdbi of the file the business tables live in; not {@code null}
+     * @return a builder with default settings
+     */
     public static InboxBuilder<SqliteInbox> builder(Jdbi jdbi) {
         Objects.requireNonNull(jdbi, "jdbi");
         return new InboxBuilder<>(settings -> open(jdbi, settings));
     }
 
-    /** A builder for an inbox over the SQLite file {@code file}, created if absent. */
+    /**
+     * A builder for an inbox over the SQLite file {@code file}, created if absent.
+     *
+     * @param file the database file; not {@code null}
+     * @return a builder with default settings
+     */
     public static InboxBuilder<SqliteInbox> builder(Path file) {
         return builder(jdbi(file));
     }
@@ -79,6 +97,9 @@ public final class SqliteInbox extends EngineBackedInbox<Handle> {
      * A {@link Jdbi} for {@code file} with the durability the inbox needs on every connection:
      * WAL journal, {@code synchronous=FULL}, and a 5 second busy timeout. Use it for the business
      * code that shares the file with the inbox.
+     *
+     * @param file the database file, created on first connection if absent; not {@code null}
+     * @return a Jdbi over that file
      */
     public static Jdbi jdbi(Path file) {
         Objects.requireNonNull(file, "file");
@@ -91,7 +112,9 @@ public final class SqliteInbox extends EngineBackedInbox<Handle> {
         return Jdbi.create(dataSource);
     }
 
-    /** The {@link Jdbi} this inbox writes through, for reading business tables beside it. */
+    /**
+     * {@return the {@link Jdbi} this inbox writes through}, for reading business tables beside it.
+     */
     public Jdbi jdbi() {
         return jdbi;
     }

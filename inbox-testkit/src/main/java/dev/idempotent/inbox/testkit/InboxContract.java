@@ -55,12 +55,18 @@ public abstract class InboxContract {
 
     private static final Instant T0 = Instant.parse("2026-01-05T10:00:00Z");
 
+    /** The fixture of the running test, for subclasses' own scenarios. */
     protected InboxFixture fixture;
     private final List<Inbox<Handle>> opened = new ArrayList<>();
     private Stock stock;
     private final AtomicInteger effects = new AtomicInteger();
 
-    /** A fixture over a fresh, real database; closed after each test. */
+    /**
+     * A fixture over a fresh, real database; closed after each test.
+     *
+     * @return the fixture
+     * @throws Exception if the database cannot be prepared; the test fails
+     */
     protected abstract InboxFixture openFixture() throws Exception;
 
     @BeforeEach
@@ -75,11 +81,17 @@ public abstract class InboxContract {
         fixture.close();
     }
 
-    /** Opens an inbox named {@code warehouse} with a fixed clock, closed after the test. */
+    /** {@return an inbox named {@code warehouse} with a fixed clock}, closed after the test. */
     protected Inbox<Handle> inbox() {
         return inbox(fixture.builder().name("warehouse").clock(Clock.fixed(T0, ZoneOffset.UTC)));
     }
 
+    /**
+     * Builds an inbox that is closed after the test.
+     *
+     * @param builder a builder from {@link #fixture}
+     * @return the open inbox
+     */
     protected Inbox<Handle> inbox(dev.idempotent.inbox.InboxBuilder<? extends Inbox<Handle>> builder) {
         Inbox<Handle> inbox = builder.build();
         opened.add(inbox);

@@ -42,7 +42,12 @@ public abstract class InboxProperties {
 
     private InboxFixture fixture;
 
-    /** A fixture over a fresh, real database; closed after each property. */
+    /**
+     * A fixture over a fresh, real database; closed after each property.
+     *
+     * @return the fixture
+     * @throws Exception if the database cannot be prepared; the property fails
+     */
     protected abstract InboxFixture openFixture() throws Exception;
 
     @BeforeProperty

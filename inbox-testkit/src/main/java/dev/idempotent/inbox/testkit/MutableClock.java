@@ -11,11 +11,20 @@ public final class MutableClock extends Clock {
 
     private volatile Instant now;
 
+    /**
+     * A clock that reads {@code start} until it is moved.
+     *
+     * @param start the first instant
+     */
     public MutableClock(Instant start) {
         this.now = start;
     }
 
-    /** Moves the clock forward by {@code duration}. */
+    /**
+     * Moves the clock forward by {@code duration}.
+     *
+     * @param duration how far; a negative one moves it back
+     */
     public void advance(Duration duration) {
         now = now.plus(duration);
     }

@@ -27,7 +27,7 @@ public final class RecordingListener implements InboxListener {
         events.add("FAILURE " + id + " " + failure.getClass().getSimpleName());
     }
 
-    /** The lines so far, for example {@code RECORDED snack-7}, {@code APPLIED snack-7}. */
+    /** {@return the lines so far}, for example {@code RECORDED snack-7}, {@code APPLIED snack-7}. */
     public synchronized List<String> events() {
         return List.copyOf(events);
     }

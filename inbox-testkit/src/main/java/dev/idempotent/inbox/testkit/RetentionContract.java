@@ -49,7 +49,12 @@ public abstract class RetentionContract {
     private MutableClock clock;
     private final List<Inbox<Handle>> opened = new ArrayList<>();
 
-    /** A fixture over a fresh, real database; closed after each test. */
+    /**
+     * A fixture over a fresh, real database; closed after each test.
+     *
+     * @return the fixture
+     * @throws Exception if the database cannot be prepared; the test fails
+     */
     protected abstract InboxFixture openFixture() throws Exception;
 
     @BeforeEach
@@ -243,6 +248,8 @@ public abstract class RetentionContract {
      * The number of old rows the purge-under-load scenario purges. A hundred batches of
      * {@link InboxPurger#BATCH_SIZE} already keep the appliers racing every batch boundary, which is
      * what the bound is about; a million rows proved the same bound at ten times the CI time.
+     *
+     * @return the number of old rows to purge
      */
     protected int purgeUnderLoadRows() {
         return 100 * InboxPurger.BATCH_SIZE;

@@ -17,7 +17,13 @@ public final class Stock {
         this.name = name;
     }
 
-    /** Creates the stock table if needed and a row {@code name} with total 0. */
+    /**
+     * Creates the stock table if needed and a row {@code name} with total 0.
+     *
+     * @param jdbi the database
+     * @param name the stock row's name, new in that database
+     * @return the stock
+     */
     public static Stock create(Jdbi jdbi, String name) {
         jdbi.useHandle(handle -> {
             handle.execute("CREATE TABLE IF NOT EXISTS stock (name VARCHAR(100) PRIMARY KEY, total BIGINT NOT NULL)");
@@ -26,7 +32,14 @@ public final class Stock {
         return new Stock(jdbi, name);
     }
 
-    /** The effect of one receipt: adds {@code qty} to the total inside the inbox's transaction. */
+    /**
+     * The effect of one receipt: adds {@code qty} to the total inside the inbox's transaction.
+     *
+     * @param tx the inbox's transaction handle
+     * @param qty the quantity received
+     * @return the number of rows updated, always 1
+     * @throws IllegalStateException if the stock row is missing
+     */
     public int add(Handle tx, long qty) {
         int updated = tx.execute("UPDATE stock SET total = total + ? WHERE name = ?", qty, name);
         if (updated != 1) {
@@ -35,7 +48,7 @@ public final class Stock {
         return updated;
     }
 
-    /** The committed total, read through a connection of its own. */
+    /** {@return the committed total}, read through a connection of its own. */
     public long total() {
         return jdbi.withHandle(handle -> handle.createQuery("SELECT total FROM stock WHERE name = ?")
                 .bind(0, name)
@@ -43,7 +56,13 @@ public final class Stock {
                 .one());
     }
 
-    /** The committed number of inbox rows of inbox {@code inbox}, read through a connection of its own. */
+    /**
+     * The committed number of inbox rows of inbox {@code inbox}, read through a connection of its own.
+     *
+     * @param jdbi the database
+     * @param inbox the inbox's name
+     * @return the number of rows
+     */
     public static long inboxRows(Jdbi jdbi, String inbox) {
         return jdbi.withHandle(handle -> handle.createQuery("SELECT COUNT(*) FROM inbox_message WHERE inbox = ?")
                 .bind(0, inbox)
