@@ -50,7 +50,12 @@ public abstract class GroupCommitProperties {
 
     private InboxFixture fixture;
 
-    /** A fixture over a fresh, real database whose builder builds group-committing inboxes. */
+    /**
+     * A fixture over a fresh, real database whose builder builds group-committing inboxes.
+     *
+     * @return the fixture
+     * @throws Exception if the database cannot be set up
+     */
     protected abstract InboxFixture openFixture() throws Exception;
 
     @BeforeEach

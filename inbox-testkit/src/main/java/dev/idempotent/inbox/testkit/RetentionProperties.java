@@ -50,7 +50,12 @@ public abstract class RetentionProperties {
 
     private InboxFixture fixture;
 
-    /** A fixture over a fresh, real database; closed after each property. */
+    /**
+     * A fixture over a fresh, real database; closed after each property.
+     *
+     * @return the fixture
+     * @throws Exception if the database cannot be set up
+     */
     protected abstract InboxFixture openFixture() throws Exception;
 
     @BeforeEach
