@@ -92,7 +92,7 @@ public final class Content {
      * @param bytes the recorded bytes, copied; not {@code null}
      * @return the content
      */
-    public static Content restore(ContentType type, byte[] bytes) {
+    static Content restore(ContentType type, byte[] bytes) {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(bytes, "bytes");
         return new Content(type, bytes.clone());

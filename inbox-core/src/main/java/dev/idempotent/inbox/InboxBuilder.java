@@ -3,36 +3,59 @@ package dev.idempotent.inbox;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * An immutable builder for the optional settings of an inbox; each adapter hands one out from its
  * factory ({@code SqliteInbox.builder(jdbi)}, for example). Every method returns a new builder, so
  * a configured builder can be shared and reused. A bad value is refused at once with an
- * {@link IllegalArgumentException} that names the field.
+ * {@link IllegalArgumentException} that names the field; a combination of values that does not
+ * hold together (a retention shorter than the skew margin, a group setting for an inbox that does
+ * not commit in groups) is refused by {@link #settings()} and {@link #build()}, naming the fields.
  *
- * <p>Defaults: see {@link InboxSettings#defaults()}.
+ * <p>Defaults: name {@code default}, 5 s busy timeout, 1 MiB content, fingerprints only, 30 days
+ * retention, 10 minutes clock skew margin, no known sender resend age, the adapter's commit mode,
+ * groups of up to 100 messages committed without waiting, the caller's MDC carried to its effect.
  *
  * @param <I> the inbox type the adapter builds
  */
 public final class InboxBuilder<I extends Inbox<?>> {
 
-    private final InboxSettings settings;
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,63}");
+
+    private final Values values;
     private final Function<InboxSettings, I> factory;
 
     /**
      * For adapters: a builder starting from the defaults that builds with {@code factory}.
      *
+     * @param defaultCommitMode the commit mode of the adapter's inboxes unless the user chooses
+     *     another
      * @param factory opens the inbox for validated settings
      */
-    public InboxBuilder(Function<InboxSettings, I> factory) {
-        this(InboxSettings.defaults(), factory);
+    public InboxBuilder(CommitMode defaultCommitMode, Function<InboxSettings, I> factory) {
+        this(new Values(Objects.requireNonNull(defaultCommitMode, "defaultCommitMode")), factory);
     }
 
-    private InboxBuilder(InboxSettings settings, Function<InboxSettings, I> factory) {
-        this.settings = settings;
+    private InboxBuilder(Values values, Function<InboxSettings, I> factory) {
+        this.values = values;
         this.factory = Objects.requireNonNull(factory, "factory");
+    }
+
+    private InboxBuilder<I> with(Consumer<Values> change) {
+        Values changed = values.copy();
+        change.accept(changed);
+        return new InboxBuilder<>(changed, factory);
+    }
+
+    private static Duration within(String field, Duration value, Duration min, Duration max, String range) {
+        Objects.requireNonNull(value, field);
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(field + " must be " + range + ", was " + value);
+        }
+        return value;
     }
 
     /**
@@ -45,7 +68,12 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws NullPointerException if {@code name} is {@code null}
      */
     public InboxBuilder<I> name(String name) {
-        return new InboxBuilder<>(settings.withName(name), factory);
+        Objects.requireNonNull(name, "name");
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("name must be 1 to 64 letters, digits, '.', '_', ':' or '-', starting"
+                    + " with a letter or digit: '" + name + "'");
+        }
+        return with(v -> v.name = name);
     }
 
     /**
@@ -56,7 +84,8 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws IllegalArgumentException if the value is out of range
      */
     public InboxBuilder<I> busyTimeout(Duration busyTimeout) {
-        return new InboxBuilder<>(settings.withBusyTimeout(busyTimeout), factory);
+        Duration checked = within("busyTimeout", busyTimeout, Duration.ZERO, InboxSettings.MAX_BUSY_TIMEOUT, "from 0 to 1 hour");
+        return with(v -> v.busyTimeout = checked);
     }
 
     /**
@@ -67,7 +96,11 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws IllegalArgumentException if the value is out of range
      */
     public InboxBuilder<I> maxContentBytes(int maxContentBytes) {
-        return new InboxBuilder<>(settings.withMaxContentBytes(maxContentBytes), factory);
+        if (maxContentBytes < 1 || maxContentBytes > InboxSettings.MAX_CONTENT_BYTES_LIMIT) {
+            throw new IllegalArgumentException("maxContentBytes must be from 1 to " + InboxSettings.MAX_CONTENT_BYTES_LIMIT
+                    + ", was " + maxContentBytes);
+        }
+        return with(v -> v.maxContentBytes = maxContentBytes);
     }
 
     /**
@@ -77,7 +110,8 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @return a new builder with that setting
      */
     public InboxBuilder<I> contentStorage(ContentStorage contentStorage) {
-        return new InboxBuilder<>(settings.withContentStorage(contentStorage), factory);
+        Objects.requireNonNull(contentStorage, "contentStorage");
+        return with(v -> v.contentStorage = contentStorage);
     }
 
     /**
@@ -87,7 +121,8 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @return a new builder with that listener
      */
     public InboxBuilder<I> listener(InboxListener listener) {
-        return new InboxBuilder<>(settings.withListener(listener), factory);
+        Objects.requireNonNull(listener, "listener");
+        return with(v -> v.listener = listener);
     }
 
     /**
@@ -97,19 +132,25 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @return a new builder with that clock
      */
     public InboxBuilder<I> clock(Clock clock) {
-        return new InboxBuilder<>(settings.withClock(clock), factory);
+        Objects.requireNonNull(clock, "clock");
+        return with(v -> v.clock = clock);
     }
 
     /**
      * How long rows are kept before {@link InboxRetention#purge()} may delete them (default 30
      * days). Set it longer than any sender resends: the inbox cannot recognise an id it forgot.
      *
-     * @param retention longer than the clock skew margin
+     * @param retention positive, and longer than the clock skew margin ({@link #settings()} checks
+     *     that)
      * @return a new builder with that setting
-     * @throws IllegalArgumentException if the value is out of range
+     * @throws IllegalArgumentException if the value is not positive
      */
     public InboxBuilder<I> retention(Duration retention) {
-        return new InboxBuilder<>(settings.withRetention(retention), factory);
+        Objects.requireNonNull(retention, "retention");
+        if (retention.isNegative() || retention.isZero()) {
+            throw new IllegalArgumentException("retention must be positive, was " + retention);
+        }
+        return with(v -> v.retention = retention);
     }
 
     /**
@@ -122,7 +163,9 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws IllegalArgumentException if the value is out of range
      */
     public InboxBuilder<I> clockSkewMargin(Duration clockSkewMargin) {
-        return new InboxBuilder<>(settings.withClockSkewMargin(clockSkewMargin), factory);
+        Duration checked = within("clockSkewMargin", clockSkewMargin, Duration.ZERO, InboxSettings.MAX_CLOCK_SKEW_MARGIN,
+                "from 0 to 1 day");
+        return with(v -> v.clockSkewMargin = checked);
     }
 
     /**
@@ -134,12 +177,16 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws IllegalArgumentException if the age is zero or negative
      */
     public InboxBuilder<I> senderMaxResendAge(Duration senderMaxResendAge) {
-        return new InboxBuilder<>(settings.withSenderMaxResendAge(Optional.of(senderMaxResendAge)), factory);
+        Objects.requireNonNull(senderMaxResendAge, "senderMaxResendAge");
+        if (senderMaxResendAge.isNegative() || senderMaxResendAge.isZero()) {
+            throw new IllegalArgumentException("senderMaxResendAge must be positive, was " + senderMaxResendAge);
+        }
+        return with(v -> v.senderMaxResendAge = senderMaxResendAge);
     }
 
     /**
      * The most messages of concurrent callers committed in one transaction (default 100), where
-     * the inbox commits in groups: always on SQLite, on PostgreSQL when built with group commit.
+     * the inbox commits in groups ({@link CommitMode#GROUP}; refused for any other mode).
      * One commit, one disk sync, serves them all.
      *
      * @param maxGroupSize from 1 to {@link InboxSettings#MAX_GROUP_SIZE_LIMIT}
@@ -147,7 +194,11 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws IllegalArgumentException if the value is out of range
      */
     public InboxBuilder<I> maxGroupSize(int maxGroupSize) {
-        return new InboxBuilder<>(settings.withMaxGroupSize(maxGroupSize), factory);
+        if (maxGroupSize < 1 || maxGroupSize > InboxSettings.MAX_GROUP_SIZE_LIMIT) {
+            throw new IllegalArgumentException("maxGroupSize must be from 1 to " + InboxSettings.MAX_GROUP_SIZE_LIMIT
+                    + ", was " + maxGroupSize);
+        }
+        return with(v -> v.maxGroupSize = maxGroupSize);
     }
 
     /**
@@ -159,12 +210,59 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws IllegalArgumentException if the value is out of range
      */
     public InboxBuilder<I> maxGroupWait(Duration maxGroupWait) {
-        return new InboxBuilder<>(settings.withMaxGroupWait(maxGroupWait), factory);
+        Duration checked = within("maxGroupWait", maxGroupWait, Duration.ZERO, InboxSettings.MAX_GROUP_WAIT, "from 0 to 1 second");
+        return with(v -> v.maxGroupWait = checked);
     }
 
-    /** {@return the settings so far} */
+    /**
+     * How concurrent calls become transactions (default: the adapter's, see its javadoc).
+     *
+     * @param commitMode the mode; not {@code null}
+     * @return a new builder with that mode
+     */
+    @Beta
+    public InboxBuilder<I> commitMode(CommitMode commitMode) {
+        Objects.requireNonNull(commitMode, "commitMode");
+        return with(v -> v.commitMode = commitMode);
+    }
+
+    /**
+     * What is carried from a caller's thread to the thread that runs its effect under
+     * {@link CommitMode#GROUP} (default {@link CallContext#mdc()}).
+     *
+     * @param callContext the context; not {@code null} ({@link CallContext#none()} for none)
+     * @return a new builder with that context
+     */
+    @Beta
+    public InboxBuilder<I> callContext(CallContext callContext) {
+        Objects.requireNonNull(callContext, "callContext");
+        return with(v -> v.callContext = callContext);
+    }
+
+    /**
+     * The settings so far, checked as a whole.
+     *
+     * @return the validated settings
+     * @throws IllegalArgumentException if the values do not hold together: the retention is not
+     *     longer than the skew margin or does not cover the senders' resend age, or a group setting
+     *     was given for an inbox that does not commit in groups; the message names the fields
+     */
     public InboxSettings settings() {
-        return settings;
+        Values v = values;
+        if (v.retention.compareTo(v.clockSkewMargin) <= 0) {
+            throw new IllegalArgumentException("retention must be longer than clockSkewMargin (" + v.clockSkewMargin
+                    + "), was " + v.retention);
+        }
+        if (v.senderMaxResendAge != null && v.retention.compareTo(v.senderMaxResendAge.plus(v.clockSkewMargin)) < 0) {
+            throw new IllegalArgumentException("retention (" + v.retention + ") must be at least senderMaxResendAge ("
+                    + v.senderMaxResendAge + ") plus clockSkewMargin (" + v.clockSkewMargin + "), or resends of purged"
+                    + " ids would be refused as stale");
+        }
+        if (v.commitMode() != CommitMode.GROUP && (v.maxGroupSize != null || v.maxGroupWait != null)) {
+            throw new IllegalArgumentException((v.maxGroupSize != null ? "maxGroupSize" : "maxGroupWait")
+                    + " applies only to commitMode GROUP; this inbox commits " + v.commitMode());
+        }
+        return new InboxSettings(v);
     }
 
     /**
@@ -175,6 +273,51 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * @throws InboxStorageException if the database cannot be opened or holds a newer schema
      */
     public I build() {
-        return factory.apply(settings.requireRetentionCoversResends());
+        return factory.apply(settings());
+    }
+
+    /** The values set so far; copied for every change, so a builder never changes. */
+    static final class Values {
+        String name = InboxSettings.DEFAULT_NAME;
+        Duration busyTimeout = InboxSettings.DEFAULT_BUSY_TIMEOUT;
+        int maxContentBytes = InboxSettings.DEFAULT_MAX_CONTENT_BYTES;
+        ContentStorage contentStorage = ContentStorage.FINGERPRINT_ONLY;
+        InboxListener listener = InboxListener.NONE;
+        Clock clock = Clock.systemUTC();
+        Duration retention = InboxSettings.DEFAULT_RETENTION;
+        Duration clockSkewMargin = InboxSettings.DEFAULT_CLOCK_SKEW_MARGIN;
+        Duration senderMaxResendAge;
+        final CommitMode defaultCommitMode;
+        CommitMode commitMode;
+        // Null until set, so that a group setting given to an inbox that commits per caller is refused.
+        Integer maxGroupSize;
+        Duration maxGroupWait;
+        CallContext callContext = CallContext.mdc();
+
+        Values(CommitMode defaultCommitMode) {
+            this.defaultCommitMode = defaultCommitMode;
+        }
+
+        CommitMode commitMode() {
+            return commitMode == null ? defaultCommitMode : commitMode;
+        }
+
+        Values copy() {
+            Values copy = new Values(defaultCommitMode);
+            copy.name = name;
+            copy.busyTimeout = busyTimeout;
+            copy.maxContentBytes = maxContentBytes;
+            copy.contentStorage = contentStorage;
+            copy.listener = listener;
+            copy.clock = clock;
+            copy.retention = retention;
+            copy.clockSkewMargin = clockSkewMargin;
+            copy.senderMaxResendAge = senderMaxResendAge;
+            copy.commitMode = commitMode;
+            copy.maxGroupSize = maxGroupSize;
+            copy.maxGroupWait = maxGroupWait;
+            copy.callContext = callContext;
+            return copy;
+        }
     }
 }

@@ -35,4 +35,21 @@ public record InboxRecord(
         Objects.requireNonNull(firstReceivedAt, "firstReceivedAt");
         Objects.requireNonNull(content, "content");
     }
+
+    /**
+     * A record as a store reads it back.
+     *
+     * @param inbox the inbox's name
+     * @param id the business id
+     * @param fingerprint the stored fingerprint
+     * @param firstReceivedAt the stored receive time
+     * @param content the stored content bytes, of the fingerprint's content type, or {@code null}
+     *     when only the fingerprint was kept
+     * @return the record
+     */
+    public static InboxRecord stored(
+            String inbox, String id, Fingerprint fingerprint, Instant firstReceivedAt, byte[] content) {
+        return new InboxRecord(inbox, id, fingerprint, firstReceivedAt,
+                Optional.ofNullable(content).map(bytes -> Content.restore(fingerprint.contentType(), bytes)));
+    }
 }

@@ -22,6 +22,9 @@ import java.util.concurrent.ScheduledFuture;
  */
 public interface InboxRetention {
 
+    /** Rows deleted per purge transaction: small enough that one batch is a short write. */
+    int BATCH_SIZE = 1000;
+
     /**
      * Deletes the rows received before {@code now - retention}, in batches.
      *

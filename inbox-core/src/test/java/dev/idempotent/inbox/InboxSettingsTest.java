@@ -11,7 +11,10 @@ import org.junit.jupiter.api.function.Executable;
 
 class InboxSettingsTest {
 
-    private final InboxBuilder<Inbox<Void>> builder = new InboxBuilder<>(settings -> {
+    private final InboxBuilder<Inbox<Void>> builder = new InboxBuilder<>(CommitMode.GROUP, settings -> {
+        throw new AssertionError("not built in these tests");
+    });
+    private final InboxBuilder<Inbox<Void>> perCaller = new InboxBuilder<>(CommitMode.PER_CALLER, settings -> {
         throw new AssertionError("not built in these tests");
     });
 
@@ -48,14 +51,28 @@ class InboxSettingsTest {
         InboxBuilder<Inbox<Void>> covering = builder.retention(Duration.ofDays(8))
                 .clockSkewMargin(Duration.ofHours(1))
                 .senderMaxResendAge(Duration.ofDays(7));
-        assertEquals(Duration.ofDays(8), covering.settings().requireRetentionCoversResends().retention());
+        assertEquals(Duration.ofDays(8), covering.settings().retention());
 
         IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
                 () -> covering.retention(Duration.ofDays(7)).build());
         assertTrue(refused.getMessage().startsWith("retention"), refused.getMessage());
-        refusedNaming("retention", () -> builder.clockSkewMargin(Duration.ofDays(1)).retention(Duration.ofHours(1)));
+        refusedNaming("retention", () -> builder.clockSkewMargin(Duration.ofDays(1)).retention(Duration.ofHours(1))
+                .settings());
+        refusedNaming("retention", () -> builder.retention(Duration.ZERO));
         refusedNaming("clockSkewMargin", () -> builder.clockSkewMargin(Duration.ofDays(2)));
         refusedNaming("senderMaxResendAge", () -> builder.senderMaxResendAge(Duration.ZERO));
+    }
+
+    @Test
+    void groupSettingsAreRefusedWhereTheInboxDoesNotCommitInGroups() {
+        refusedNaming("maxGroupSize", () -> perCaller.maxGroupSize(10).settings());
+        refusedNaming("maxGroupWait", () -> perCaller.maxGroupWait(Duration.ofMillis(1)).build());
+        refusedNaming("maxGroupSize", () -> builder.maxGroupSize(10).commitMode(CommitMode.PER_CALLER).settings());
+
+        assertEquals(10, perCaller.commitMode(CommitMode.GROUP).maxGroupSize(10).settings().maxGroupSize());
+        assertEquals(CommitMode.GROUP, builder.settings().commitMode(), "the adapter's default");
+        assertEquals(CommitMode.PER_CALLER, perCaller.settings().commitMode(), "the adapter's default");
+        assertEquals(InboxSettings.DEFAULT_MAX_GROUP_SIZE, builder.settings().maxGroupSize());
     }
 
     @Test

@@ -21,7 +21,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * 1, 8 and 32 callers in one process applying new ids on PostgreSQL, every message adding to the
  * same {@code stock} row: the hand-written transaction (one per message, connections from a pool of
  * 16), the inbox as built by {@code PostgresInbox.builder} (the same, one transaction per call) and
- * the inbox built by {@code builderWithGroupCommit} (queued callers committed together on one
+ * the inbox built with {@code CommitMode.GROUP} (queued callers committed together on one
  * connection, a savepoint each). Run one after the other; compare rates within one invocation.
  */
 @BenchmarkMode(Mode.Throughput)

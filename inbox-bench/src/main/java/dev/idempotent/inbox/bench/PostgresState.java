@@ -2,6 +2,7 @@ package dev.idempotent.inbox.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.postgres.PostgresInbox;
@@ -61,10 +62,10 @@ public abstract class PostgresState {
         inboxPool = pool(inboxSchema);
         jdbcPool = pool(jdbcSchema);
         // The baseline writes the inbox's own table, created the way the inbox creates it.
-        PostgresInbox.create(Jdbi.create(jdbcPool)).close();
+        PostgresInbox.builder(Jdbi.create(jdbcPool)).build().close();
         Jdbi.create(jdbcPool).useHandle(this::createStock);
         Jdbi inboxJdbi = Jdbi.create(inboxPool);
-        inbox = (groupCommit ? PostgresInbox.builderWithGroupCommit(inboxJdbi) : PostgresInbox.builder(inboxJdbi))
+        inbox = (groupCommit ? PostgresInbox.builder(inboxJdbi).commitMode(CommitMode.GROUP) : PostgresInbox.builder(inboxJdbi))
                 .name(SqliteState.INBOX)
                 .build();
         inbox.jdbi().useHandle(this::createStock);

@@ -37,7 +37,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * an effect runs can only be seen by that effect, whoever's it is: Java offers no way to steer it.
  * If that effect keeps the interrupt or throws {@link InterruptedException}, the leader keeps it too.
  */
-public final class GroupCommit<H> implements TransactionRunner<H> {
+final class GroupCommit<H> implements TransactionRunner<H> {
 
     // Bounds a wait in case a wake-up is lost to a race; correctness never depends on it.
     private static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -48,8 +48,9 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
     private final long maxGroupWaitNanos;
     private final ConcurrentLinkedQueue<Request<H, ?>> queue = new ConcurrentLinkedQueue<>();
     private final ReentrantLock writer = new ReentrantLock();
+    private volatile boolean closed; // set under writer
 
-    public GroupCommit(InboxStore<H> store, Duration busyTimeout, int maxGroupSize, Duration maxGroupWait) {
+    GroupCommit(InboxStore<H> store, Duration busyTimeout, int maxGroupSize, Duration maxGroupWait) {
         this.store = store;
         this.busyTimeoutNanos = busyTimeout.toNanos();
         this.maxGroupSize = maxGroupSize;
@@ -58,10 +59,6 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
 
     @Override
     public <T> T run(Work<H, T> work) throws Exception {
-        if (writer.isHeldByCurrentThread()) {
-            throw new InboxException("apply was called from inside an effect of the same inbox; it would have to"
-                    + " wait for the transaction it runs in");
-        }
         Request<H, T> request = new Request<>(work);
         queue.add(request);
         long deadline = System.nanoTime() + busyTimeoutNanos;
@@ -102,6 +99,17 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
             }
         }
         return request.resultOrThrow();
+    }
+
+    /** Waits for the group in progress; later groups fail their callers with "closed". */
+    @Override
+    public void close() {
+        writer.lock();
+        try {
+            closed = true;
+        } finally {
+            writer.unlock();
+        }
     }
 
     /** How many requests wait to be taken into a group; lets a test know that its callers have queued. */
@@ -165,6 +173,9 @@ public final class GroupCommit<H> implements TransactionRunner<H> {
         boolean interrupted = false;
         StoreTransaction<H> tx;
         try {
+            if (closed) {
+                throw new InboxException("the inbox is closed");
+            }
             tx = store.begin();
         } catch (Throwable failure) {
             group.forEach(request -> request.fail(failure));

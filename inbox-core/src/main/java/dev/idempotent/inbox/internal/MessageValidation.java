@@ -3,44 +3,18 @@ package dev.idempotent.inbox.internal;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.InvalidMessageException.Problem;
+import dev.idempotent.inbox.MessageIds;
 import java.time.Duration;
 import java.time.Instant;
 
 /** The checks every id and content pass before a transaction begins. */
 public final class MessageValidation {
 
-    /** The longest id, in Unicode code points. */
-    public static final int MAX_ID_LENGTH = 255;
-
     private MessageValidation() {}
 
-    /**
-     * Refuses a null, blank, over-long, control-character-holding or malformed id. Messages quote
-     * no part of the id, since a refused id may be anything.
-     */
+    /** Refuses what {@link MessageIds#check} refuses. */
     public static void checkId(String id) {
-        if (id == null) {
-            throw new InvalidMessageException(Problem.ID_MISSING, "id is missing");
-        }
-        if (id.isBlank()) {
-            throw new InvalidMessageException(Problem.ID_BLANK, "id is blank");
-        }
-        int length = 0;
-        for (int i = 0; i < id.length(); i++) {
-            char c = id.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < id.length() && Character.isLowSurrogate(id.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                throw new InvalidMessageException(Problem.ID_MALFORMED, "id holds an unpaired surrogate at index " + i);
-            } else if (Character.isISOControl(c)) {
-                throw new InvalidMessageException(
-                        Problem.ID_CONTROL_CHARACTER, "id holds a control character at index " + i);
-            }
-            if (++length > MAX_ID_LENGTH) {
-                throw new InvalidMessageException(
-                        Problem.ID_TOO_LONG, "id is longer than " + MAX_ID_LENGTH + " characters");
-            }
-        }
+        MessageIds.check(id);
     }
 
     /** Refuses null content and content over {@code maxBytes}. */

@@ -1,22 +1,33 @@
 package dev.idempotent.inbox.internal;
 
+import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.spi.StoreTransaction;
 
 /**
- * One transaction per piece of work, on the calling thread: for stores whose writers run in
- * parallel (PostgreSQL), where queueing them behind one another would only cost.
+ * One transaction per piece of work, on the calling thread, in parallel with other callers: for
+ * stores whose writers run concurrently (PostgreSQL), where queueing them behind one another
+ * would only cost.
  */
-public final class SerialTransactions<H> implements TransactionRunner<H> {
+final class SerialTransactions<H> implements TransactionRunner<H> {
 
     private final InboxStore<H> store;
+    private volatile boolean closed;
 
-    public SerialTransactions(InboxStore<H> store) {
+    SerialTransactions(InboxStore<H> store) {
         this.store = store;
     }
 
     @Override
     public <T> T run(Work<H, T> work) throws Exception {
+        if (closed) {
+            throw new InboxException("the inbox is closed");
+        }
+        return runIn(store, work);
+    }
+
+    /** Runs {@code work} in a new transaction of {@code store} and commits, or rolls back if anything failed. */
+    static <H, T> T runIn(InboxStore<H> store, Work<H, T> work) throws Exception {
         StoreTransaction<H> tx = store.begin();
         try {
             T result = work.run(tx);
@@ -34,5 +45,11 @@ public final class SerialTransactions<H> implements TransactionRunner<H> {
         } catch (RuntimeException | Error rollbackFailure) {
             failure.addSuppressed(rollbackFailure);
         }
+    }
+
+    /** Transactions already open finish; the store's connections belong to concurrent callers until they do. */
+    @Override
+    public void close() {
+        closed = true;
     }
 }

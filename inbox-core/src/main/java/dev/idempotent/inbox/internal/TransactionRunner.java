@@ -7,7 +7,7 @@ import dev.idempotent.inbox.spi.StoreTransaction;
  *
  * @param <H> the transaction handle
  */
-public interface TransactionRunner<H> {
+interface TransactionRunner<H> {
 
     /** Work done inside an open transaction. */
     @FunctionalInterface
@@ -20,4 +20,11 @@ public interface TransactionRunner<H> {
      * back and its exception is rethrown unchanged; if the commit fails, the commit's exception.
      */
     <T> T run(Work<H, T> work) throws Exception;
+
+    /**
+     * Waits for the transaction in progress, if the store admits one writer at a time, and makes
+     * every later {@link #run} fail with an {@link dev.idempotent.inbox.InboxException}, so that
+     * the store can be closed under no transaction.
+     */
+    void close();
 }

@@ -1,24 +1,40 @@
 package dev.idempotent.inbox.spi;
 
 import dev.idempotent.inbox.InboxRecord;
+import java.time.Instant;
 import java.util.Optional;
 
 /**
- * What an adapter implements for {@link InboxEngine}: a few storage operations with precise
- * contracts. The decision "applied, duplicate or conflict" is the engine's, not the adapter's.
- *
- * <p>Adapters translate every database error into the matching
+ * What a storage adapter implements: write transactions, and a few reads outside them. The
+ * decision "applied, duplicate or conflict", validation, the effect, counters, logs, the closed
+ * and re-entrancy checks and the order of calls are the core's; the store answers each operation
+ * as its contract says and translates every database error into the matching
  * {@link dev.idempotent.inbox.InboxException} subclass.
+ *
+ * <p>The core opens transactions from many threads. A store whose database admits one writer at a
+ * time says so in {@link #writers()}, and the core then never has two of its transactions open at
+ * once; a store with {@link Writers#CONCURRENT} must allow one open transaction per calling thread.
  *
  * @param <H> the transaction handle effects receive
  */
 public interface InboxStore<H> extends AutoCloseable {
 
+    /** How many write transactions a store's database runs at once. */
+    enum Writers {
+        /** One at a time (SQLite): the core queues its callers and opens one transaction at a time. */
+        ONE,
+        /** Many (PostgreSQL): each caller may run a transaction of its own, in parallel. */
+        CONCURRENT
+    }
+
+    /** {@return how many write transactions this store's database runs at once} */
+    Writers writers();
+
     /**
-     * Opens a write transaction in which a claim can be made and an effect run, waiting at most the
-     * inbox's busy timeout for the write lock.
+     * Opens a write transaction in which ids are claimed, effects run and old rows purged,
+     * waiting at most the inbox's busy timeout for the database's write lock.
      *
-     * @return the open transaction; the caller ends it
+     * @return the open transaction, to be ended by exactly one commit or rollback
      * @throws dev.idempotent.inbox.InboxBusyException if the lock was not obtained in time
      * @throws dev.idempotent.inbox.InboxStorageException if the database failed
      */
@@ -28,12 +44,28 @@ public interface InboxStore<H> extends AutoCloseable {
      * Reads the committed record of {@code id} in inbox {@code inbox}, outside any transaction.
      *
      * @param inbox the inbox's name
-     * @param id the business id
-     * @return the record, or empty if there is none
+     * @param id a valid id
+     * @return the record, or empty if the id is not stored
      */
     Optional<InboxRecord> find(String inbox, String id);
 
-    /** Releases the store's connections. */
+    /**
+     * Reads the committed horizon of {@code inbox}, outside any transaction.
+     *
+     * @param inbox the inbox's name
+     * @return the horizon, or empty if the inbox was never purged
+     */
+    Optional<Instant> horizon(String inbox);
+
+    /**
+     * Reads the receive time of the oldest row of {@code inbox}, outside any transaction.
+     *
+     * @param inbox the inbox's name
+     * @return that time, or empty if the inbox has no rows
+     */
+    Optional<Instant> oldestReceivedAt(String inbox);
+
+    /** Releases what the store opened; the core calls it once, with no transaction open. */
     @Override
     void close();
 }

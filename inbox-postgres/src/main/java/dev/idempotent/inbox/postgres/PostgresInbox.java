@@ -1,9 +1,10 @@
 package dev.idempotent.inbox.postgres;
 
+import dev.idempotent.inbox.CommitMode;
+import dev.idempotent.inbox.ForwardingInbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxSettings;
-import dev.idempotent.inbox.spi.InboxEngine;
-import dev.idempotent.inbox.spi.EngineBackedInbox;
+import dev.idempotent.inbox.internal.InboxEngine;
 import java.util.Objects;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -79,68 +80,44 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <p>Thread-safe.
  */
-public final class PostgresInbox extends EngineBackedInbox<Handle> {
+public final class PostgresInbox extends ForwardingInbox<Handle> {
 
     private final Jdbi jdbi;
+    private final InboxSettings settings;
 
-    private PostgresInbox(Jdbi jdbi, InboxEngine<Handle> engine, PostgresStore store) {
-        super(engine, store);
+    private PostgresInbox(Jdbi jdbi, InboxSettings settings) {
+        super(InboxEngine.open(settings, new PostgresStore(jdbi, settings.busyTimeout())));
         this.jdbi = jdbi;
-    }
-
-    private static PostgresInbox open(Jdbi jdbi, InboxSettings settings, boolean groupCommit) {
-        PostgresStore store = new PostgresStore(jdbi, settings.busyTimeout());
-        InboxEngine<Handle> engine = groupCommit
-                ? InboxEngine.withGroupCommit(settings, store) : new InboxEngine<>(settings, store);
-        return new PostgresInbox(jdbi, engine, store);
+        this.settings = settings;
     }
 
     /**
-     * An inbox with default settings over {@code jdbi}, which must reach a PostgreSQL database.
+     * A builder for an inbox over {@code jdbi}, which must reach a PostgreSQL database. By default
+     * ({@link CommitMode#PER_CALLER}) each call runs in a transaction of its own, on its own
+     * connection and thread, in parallel with the others.
      *
-     * @param jdbi the business database's Jdbi; not {@code null}
-     * @return the open inbox
-     * @throws dev.idempotent.inbox.InboxStorageException if the database cannot be reached, cannot
-     *     hold an inbox, or holds a newer schema
-     */
-    public static PostgresInbox create(Jdbi jdbi) {
-        return builder(jdbi).build();
-    }
-
-    /**
-     * A builder for an inbox over {@code jdbi}, which must reach a PostgreSQL database. Each call
-     * runs in a transaction of its own, on its own connection, in parallel with the others.
+     * <p>With {@link CommitMode#GROUP} the calls of concurrent callers of this process are committed
+     * together: they queue in arrival order, and one writer at a time runs the oldest of them (up to
+     * {@link InboxBuilder#maxGroupSize}) in one transaction on one connection, each message in a
+     * savepoint of its own, and commits once. A failing effect rolls back only its own message.
+     * Effects may run on another caller's thread. It pays when many callers write the same business
+     * rows (each parallel transaction would wait for the previous one's commit on the row lock) or
+     * when commits, not statements, bound the rate. It costs parallelism: one process's calls run
+     * one after another, so slow effects or a slow network hold everyone up. {@code BENCHMARKS.md}
+     * in the project has measurements. Several processes, each with its own group-committing inbox,
+     * still run in parallel against one database, with the same guarantees.
      *
      * @param jdbi the business database's Jdbi; not {@code null}
      * @return a builder with default settings
      */
     public static InboxBuilder<PostgresInbox> builder(Jdbi jdbi) {
         Objects.requireNonNull(jdbi, "jdbi");
-        return new InboxBuilder<>(settings -> open(jdbi, settings, false));
+        return new InboxBuilder<>(CommitMode.PER_CALLER, settings -> new PostgresInbox(jdbi, settings));
     }
 
-    /**
-     * A builder for an inbox that commits the calls of concurrent callers of this process together:
-     * they queue in arrival order, and one writer at a time runs the oldest of them (up to
-     * {@link InboxBuilder#maxGroupSize}) in one transaction on one connection, each message in a
-     * savepoint of its own, and commits once. A failing effect rolls back only its own message.
-     * Effects may run on another caller's thread; no caller returns before the commit that holds
-     * its message; a caller not served within the busy timeout gets
-     * {@link dev.idempotent.inbox.InboxBusyException}.
-     *
-     * <p>It pays when many callers write the same business rows (each parallel transaction would
-     * wait for the previous one's commit on the row lock) or when commits, not statements, bound
-     * the rate. It costs parallelism: one process's calls run one after another, so slow effects
-     * or a slow network hold everyone up. {@code BENCHMARKS.md} in the project has measurements.
-     * Several processes, each with its own group-committing inbox, still run in parallel against
-     * one database, with the same guarantees.
-     *
-     * @param jdbi the business database's Jdbi; not {@code null}
-     * @return a builder with default settings
-     */
-    public static InboxBuilder<PostgresInbox> builderWithGroupCommit(Jdbi jdbi) {
-        Objects.requireNonNull(jdbi, "jdbi");
-        return new InboxBuilder<>(settings -> open(jdbi, settings, true));
+    /** {@return the settings this inbox was built with} */
+    public InboxSettings settings() {
+        return settings;
     }
 
     /**

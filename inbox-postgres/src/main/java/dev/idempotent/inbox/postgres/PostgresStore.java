@@ -9,8 +9,11 @@ import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
 import dev.idempotent.inbox.spi.InboxStore;
-import dev.idempotent.inbox.spi.RetentionStore;
+import dev.idempotent.inbox.spi.PurgeBatch;
+import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
+import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import dev.idempotent.inbox.spi.jdbc.TimeColumn;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -48,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * serialised by PostgreSQL itself, on the primary key of {@code inbox_message}; calls on different
  * ids run in parallel.
  */
-final class PostgresStore implements InboxStore<Handle>, RetentionStore {
+final class PostgresStore implements InboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
     static final String SCHEMA_RESOURCE = "schema-v1.sql";
@@ -58,17 +61,10 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     // RETURNING tells in the same statement whether this call inserted the row. Under READ COMMITTED
     // a claim that meets another transaction's uncommitted row of the same id waits for it to end,
     // then inserts (it rolled back) or does nothing (it committed).
-    private static final String CLAIM = """
-            INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
-                                       fingerprint, content, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (inbox, id) DO NOTHING
-            RETURNING true""";
+    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
+            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING RETURNING true";
 
-    private static final String SELECT = """
-            SELECT inbox, id, fingerprint_algorithm, content_type, content_type_version, fingerprint, content,
-                   received_at
-            FROM inbox_message WHERE inbox = :inbox AND id = :id""";
+    private static final String SELECT = "SELECT " + InboxRows.COLUMNS + " FROM inbox_message WHERE inbox = :inbox AND id = :id";
 
     // Purgers serialise on the horizon row, which only moves forward. Raising it in the same
     // transaction as the delete means an apply whose claim waited for a purge to delete an old row
@@ -96,8 +92,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     private final Jdbi jdbi;
     private final Duration busyTimeout;
     private final String transactionSettings;
-    private final Set<Thread> inTransaction = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
 
     PostgresStore(Jdbi jdbi, Duration busyTimeout) {
         this.jdbi = jdbi;
@@ -111,19 +105,12 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     }
 
     @Override
-    public StoreTransaction<Handle> begin() {
-        return beginTransaction();
+    public Writers writers() {
+        return Writers.CONCURRENT;
     }
 
-    private PostgresTransaction beginTransaction() {
-        if (closed) {
-            throw new InboxException("the inbox is closed");
-        }
-        if (inTransaction.contains(Thread.currentThread())) {
-            throw new InboxException("apply was called from inside an effect of the same inbox; it would run in a"
-                    + " second, independent transaction that commits on its own, and a claim of the same id would"
-                    + " wait for the outer transaction until the busy timeout");
-        }
+    @Override
+    public StoreTransaction<Handle> begin() {
         Handle handle = open("opening a connection");
         try {
             if (handle.isInTransaction()) {
@@ -139,7 +126,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
             discard(handle, failure);
             throw failure;
         }
-        inTransaction.add(Thread.currentThread());
         return new PostgresTransaction(handle);
     }
 
@@ -175,38 +161,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
     }
 
     @Override
-    public PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after, int limit) {
-        PostgresTransaction tx = beginTransaction();
-        try {
-            Handle handle = tx.handle();
-            handle.createUpdate(RAISE_HORIZON)
-                    .bind("inbox", inbox)
-                    .bind("cutoff", utc(cutoff))
-                    .execute();
-            List<PurgePosition> deleted = handle.createQuery(DELETE_OLDEST)
-                    .bind("inbox", inbox)
-                    .bind("cutoff", utc(cutoff))
-                    .bind("afterReceivedAt", after == null ? OffsetDateTime.MIN : utc(after.receivedAt()))
-                    .bind("afterId", after == null ? "" : after.id())
-                    .bind("limit", limit)
-                    .map((rs, ctx) -> new PurgePosition(
-                            rs.getObject(1, OffsetDateTime.class).toInstant(), rs.getString(2)))
-                    .list();
-            tx.commit();
-            return PurgeBatch.of(deleted);
-        } catch (RuntimeException e) {
-            RuntimeException failure = e instanceof JdbiException jdbiFailure
-                    ? PostgresErrors.translate(jdbiFailure, "purging") : e;
-            try {
-                tx.rollback();
-            } catch (RuntimeException rollbackFailure) {
-                failure.addSuppressed(rollbackFailure);
-            }
-            throw failure;
-        }
-    }
-
-    @Override
     public Optional<Instant> horizon(String inbox) {
         return read(handle -> horizon(handle, inbox), "reading the horizon");
     }
@@ -230,9 +184,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
     /** Runs {@code query} on a connection of its own, outside any write transaction. */
     private <T> T read(HandleCallback<T, RuntimeException> query, String doing) {
-        if (closed) {
-            throw new InboxException("the inbox is closed");
-        }
         try (Handle handle = open("opening a connection")) {
             return query.withHandle(handle);
         } catch (JdbiException e) {
@@ -244,11 +195,9 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
         return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
     }
 
-    /** Marks the store closed. The connections belong to the user's Jdbi, so none are closed here. */
+    /** Closes nothing: the connections belong to the user's Jdbi. */
     @Override
-    public void close() {
-        closed = true;
-    }
+    public void close() {}
 
     private Handle open(String doing) {
         try {
@@ -338,33 +287,15 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
 
     /** The text of the schema script shipped in this jar. */
     static String schemaScript() {
-        try (InputStream in = PostgresStore.class.getResourceAsStream(SCHEMA_RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException(SCHEMA_RESOURCE + " is missing from the inbox-postgres jar");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return InboxRows.script(PostgresStore.class, SCHEMA_RESOURCE);
     }
 
     private static Optional<InboxRecord> select(Handle handle, String inbox, String id) {
         return handle.createQuery(SELECT)
                 .bind("inbox", inbox)
                 .bind("id", id)
-                .map(PostgresStore::record)
+                .map((rs, ctx) -> InboxRows.read(rs, TimeColumn.TIMESTAMP_UTC))
                 .findOne();
-    }
-
-    private static InboxRecord record(ResultSet rs, StatementContext ctx) throws SQLException {
-        ContentType type = new ContentType(rs.getString("content_type"), rs.getInt("content_type_version"));
-        byte[] content = rs.getBytes("content");
-        return new InboxRecord(
-                rs.getString("inbox"),
-                rs.getString("id"),
-                new Fingerprint(rs.getInt("fingerprint_algorithm"), type, rs.getBytes("fingerprint")),
-                rs.getObject("received_at", OffsetDateTime.class).toInstant(),
-                Optional.ofNullable(content).map(bytes -> Content.restore(type, bytes)));
     }
 
     /**
@@ -383,7 +314,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
         private final Handle handle;
         private final Connection connection;
         private final FailedStatements effectFailures;
-        private final Thread owner = Thread.currentThread();
         private final StringBuilder unsent = new StringBuilder(transactionSettings);
         private int savepoints;
         private boolean ended;
@@ -474,14 +404,7 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
         private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
                 throws SQLException {
             try (PreparedStatement claim = connection.prepareStatement(first(CLAIM))) {
-                claim.setString(1, inbox);
-                claim.setString(2, id);
-                claim.setInt(3, fingerprint.algorithm());
-                claim.setString(4, fingerprint.contentType().name());
-                claim.setInt(5, fingerprint.contentType().version());
-                claim.setBytes(6, fingerprint.digest());
-                claim.setBytes(7, content == null ? null : content.bytes());
-                claim.setObject(8, utc(receivedAt));
+                InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, TimeColumn.TIMESTAMP_UTC);
                 // The settings in front answer first, without rows; the claim's rows come last.
                 boolean rows = claim.execute();
                 while (!rows && claim.getUpdateCount() != -1) {
@@ -541,6 +464,32 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
         }
 
         @Override
+        public void raiseHorizon(String inbox, Instant cutoff) {
+            try {
+                handle().createUpdate(RAISE_HORIZON).bind("inbox", inbox).bind("cutoff", utc(cutoff)).execute();
+            } catch (JdbiException e) {
+                throw PostgresErrors.translate(e, "raising the horizon");
+            }
+        }
+
+        @Override
+        public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
+            try {
+                return PurgeBatch.of(handle().createQuery(DELETE_OLDEST)
+                        .bind("inbox", inbox)
+                        .bind("cutoff", utc(cutoff))
+                        .bind("afterReceivedAt", after == null ? OffsetDateTime.MIN : utc(after.receivedAt()))
+                        .bind("afterId", after == null ? "" : after.id())
+                        .bind("limit", limit)
+                        .map((rs, ctx) -> new PurgePosition(
+                                rs.getObject(1, OffsetDateTime.class).toInstant(), rs.getString(2)))
+                        .list());
+            } catch (JdbiException e) {
+                throw PostgresErrors.translate(e, "purging");
+            }
+        }
+
+        @Override
         public void commit() {
             checkNotAborted();
             try {
@@ -583,7 +532,6 @@ final class PostgresStore implements InboxStore<Handle>, RetentionStore {
                 return;
             }
             ended = true;
-            inTransaction.remove(owner);
             if (failure instanceof OutcomeUnknownException) {
                 // The connection is lost: a rollback cannot reach the server, and errors from
                 // closing it would only bury the one that matters.

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.postgres;
 
+import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.security.SecureRandom;
@@ -93,7 +94,7 @@ final class PostgresFixture implements InboxFixture {
 
     @Override
     public InboxBuilder<PostgresInbox> builder() {
-        return groupCommit ? PostgresInbox.builderWithGroupCommit(jdbi) : PostgresInbox.builder(jdbi);
+        return groupCommit ? PostgresInbox.builder(jdbi).commitMode(CommitMode.GROUP) : PostgresInbox.builder(jdbi);
     }
 
     /** Another connection inserts the claim of {@code id} and keeps its transaction open. */

@@ -396,7 +396,7 @@ class PostgresInboxTest {
         }
         Jdbi nowhere = fixture.jdbiVia(closedPort, "");
 
-        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> PostgresInbox.create(nowhere));
+        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> PostgresInbox.builder(nowhere).build());
 
         assertEquals(InboxStorageException.Kind.UNAVAILABLE, refused.kind());
     }

@@ -1,9 +1,10 @@
 package dev.idempotent.inbox.sqlite;
 
+import dev.idempotent.inbox.CommitMode;
+import dev.idempotent.inbox.ForwardingInbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxSettings;
-import dev.idempotent.inbox.spi.InboxEngine;
-import dev.idempotent.inbox.spi.EngineBackedInbox;
+import dev.idempotent.inbox.internal.InboxEngine;
 import java.nio.file.Path;
 import java.util.Objects;
 import org.jdbi.v3.core.Handle;
@@ -30,46 +31,25 @@ import org.sqlite.SQLiteDataSource;
  * connection, because an acknowledgement sent after a commit must survive a power loss. It creates
  * its schema on first use and refuses a file whose schema a newer version of the library wrote.
  *
- * <p>Thread-safe, with a fair single writer and group commit: concurrent calls are queued in
- * arrival order and committed on one connection in groups (one {@code BEGIN IMMEDIATE}, each
- * message in a {@code SAVEPOINT} of its own, one {@code COMMIT}, one disk sync), so an effect may
- * run on another caller's thread; no call returns before the commit that holds its message. A
- * lone caller runs at once, on its own thread. Other processes wait in SQLite's busy handler. The
- * busy timeout applies to each of the two waits.
+ * <p>Thread-safe. SQLite admits one writer per file, so this process's calls take turns on one
+ * connection, in arrival order. By default ({@link CommitMode#GROUP}) the calls that queue up are
+ * committed in groups (one {@code BEGIN IMMEDIATE}, each message in a {@code SAVEPOINT} of its own,
+ * one {@code COMMIT}, one disk sync), so an effect may run on another caller's thread, with its
+ * caller's {@link dev.idempotent.inbox.CallContext} (the MDC, by default) in place; a lone caller
+ * runs at once, on its own thread. With {@link CommitMode#PER_CALLER} every caller runs its own
+ * message on its own thread and pays a commit of its own. No call returns before the commit that
+ * holds its message. Other processes wait in SQLite's busy handler. The busy timeout bounds each
+ * of the two waits.
  */
-public final class SqliteInbox extends EngineBackedInbox<Handle> {
+public final class SqliteInbox extends ForwardingInbox<Handle> {
 
     private final Jdbi jdbi;
+    private final InboxSettings settings;
 
-    private SqliteInbox(Jdbi jdbi, InboxSettings settings, SqliteStore store) {
-        super(InboxEngine.withGroupCommit(settings, store), store);
+    private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
+        super(InboxEngine.open(settings, new SqliteStore(jdbi, settings.busyTimeout())));
         this.jdbi = jdbi;
-    }
-
-    private static SqliteInbox open(Jdbi jdbi, InboxSettings settings) {
-        return new SqliteInbox(jdbi, settings, new SqliteStore(jdbi, settings.busyTimeout()));
-    }
-
-    /**
-     * An inbox with default settings over {@code jdbi}, which must reach a SQLite file.
-     *
-     * @param jdbi the Jdbi of the file the business tables live in; not {@code null}
-     * @return the open inbox
-     * @throws dev.idempotent.inbox.InboxStorageException if the database cannot hold an inbox
-     */
-    public static SqliteInbox create(Jdbi jdbi) {
-        return builder(jdbi).build();
-    }
-
-    /**
-     * An inbox with default settings over the SQLite file {@code file}, created if absent.
-     *
-     * @param file the database file; not {@code null}
-     * @return the open inbox
-     * @throws dev.idempotent.inbox.InboxStorageException if the file cannot hold an inbox
-     */
-    public static SqliteInbox create(Path file) {
-        return builder(file).build();
+        this.settings = settings;
     }
 
     /**
@@ -80,7 +60,7 @@ public final class SqliteInbox extends EngineBackedInbox<Handle> {
      */
     public static InboxBuilder<SqliteInbox> builder(Jdbi jdbi) {
         Objects.requireNonNull(jdbi, "jdbi");
-        return new InboxBuilder<>(settings -> open(jdbi, settings));
+        return new InboxBuilder<>(CommitMode.GROUP, settings -> new SqliteInbox(jdbi, settings));
     }
 
     /**
@@ -117,5 +97,10 @@ public final class SqliteInbox extends EngineBackedInbox<Handle> {
      */
     public Jdbi jdbi() {
         return jdbi;
+    }
+
+    /** {@return the settings this inbox was built with} */
+    public InboxSettings settings() {
+        return settings;
     }
 }

@@ -10,8 +10,11 @@ import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
 import dev.idempotent.inbox.spi.InboxStore;
-import dev.idempotent.inbox.spi.RetentionStore;
+import dev.idempotent.inbox.spi.PurgeBatch;
+import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
+import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import dev.idempotent.inbox.spi.jdbc.TimeColumn;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -35,10 +38,11 @@ import org.sqlite.SQLiteConnectionConfig;
 /**
  * The SQLite storage behind {@link SqliteInbox}.
  *
- * <p>All writes go through one connection, guarded by a fair lock: SQLite admits one writer per
- * file anyway, and its own busy handler polls with sleeps and is not fair, so queueing the threads
- * of this process in arrival order is both faster and fair. Other processes (and other connections
- * of the application) are kept out by {@code BEGIN IMMEDIATE} and wait in SQLite's busy handler.
+ * <p>All writes go through one connection. SQLite admits one writer per file anyway, so the store
+ * declares {@link Writers#ONE} and the core queues this process's callers in arrival order and
+ * opens one transaction at a time; the writer connection is only ever used by the thread the core
+ * lets in. Other processes (and other connections of the application) are kept out by
+ * {@code BEGIN IMMEDIATE} and wait in SQLite's busy handler, for at most the busy timeout.
  *
  * <p>The connection stays in JDBC autocommit mode and transactions are opened and closed with
  * explicit {@code BEGIN IMMEDIATE} and {@code COMMIT}: in sqlite-jdbc's own transaction mode,
@@ -51,20 +55,14 @@ import org.sqlite.SQLiteConnectionConfig;
  * SQLite work they do. The effect itself still gets the Jdbi {@link Handle}, whose statements are
  * kept for the next message too (see {@link ReusingStatementBuilder}).
  */
-final class SqliteStore implements InboxStore<Handle>, RetentionStore {
+final class SqliteStore implements InboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
 
-    private static final String CLAIM = """
-            INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
-                                       fingerprint, content, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (inbox, id) DO NOTHING""";
+    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
+            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
 
-    private static final String SELECT = """
-            SELECT inbox, id, fingerprint_algorithm, content_type, content_type_version, fingerprint, content,
-                   received_at
-            FROM inbox_message WHERE inbox = ? AND id = ?""";
+    private static final String SELECT = "SELECT " + InboxRows.COLUMNS + " FROM inbox_message WHERE inbox = ? AND id = ?";
 
     private static final String SELECT_HORIZON = "SELECT horizon FROM inbox_horizon WHERE inbox = ?";
 
@@ -82,108 +80,40 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
     private final Jdbi jdbi;
     private final Duration busyTimeout;
     private final WalCheckpointer checkpointer;
-    private final ReentrantLock writeLock = new ReentrantLock(true);
-    private Writer writer; // guarded by writeLock
-    private boolean closed; // guarded by writeLock
+    // Used by one thread at a time, the one the core lets open a transaction; the core's queue
+    // orders those uses. Null after a connection in doubt was dropped, until the next transaction.
+    private Writer writer;
 
     SqliteStore(Jdbi jdbi, Duration busyTimeout) {
         this.jdbi = jdbi;
         this.busyTimeout = busyTimeout;
-        writeLock.lock();
+        // The statements name the inbox's tables, so they can be prepared only once the schema exists.
+        Handle handle = openConfigured();
         try {
-            // The statements name the inbox's tables, so they can be prepared only once the schema exists.
-            Handle handle = openConfigured();
-            try {
-                createSchema(handle);
-                writer = new Writer(handle);
-            } catch (RuntimeException e) {
-                closeQuietly(handle);
-                throw e;
-            }
-        } finally {
-            writeLock.unlock();
+            createSchema(handle);
+            writer = new Writer(handle);
+        } catch (RuntimeException e) {
+            closeQuietly(handle);
+            throw e;
         }
         this.checkpointer = new WalCheckpointer(jdbi);
     }
 
     @Override
+    public Writers writers() {
+        return Writers.ONE;
+    }
+
+    @Override
     public StoreTransaction<Handle> begin() {
-        return beginTransaction();
-    }
-
-    private SqliteTransaction beginTransaction() {
-        if (writeLock.isHeldByCurrentThread()) {
-            throw new InboxException("apply was called from inside an effect of the same inbox; its transaction"
-                    + " would silently join the open one and BEGIN IMMEDIATE would never run");
-        }
-        acquireWriteLock();
-        try {
-            Writer current = writer();
-            current.run(current.begin, "beginning the transaction");
-            return new SqliteTransaction(current);
-        } catch (RuntimeException e) {
-            writeLock.unlock();
-            throw e;
-        }
-    }
-
-    /**
-     * Waits up to the busy timeout for the write lock, heeding no interrupt: under group commit the
-     * waiting thread leads other callers' work, which an interrupt meant for its own caller must not
-     * fail, and the lock is only ever held for one transaction of this process. An interrupt that
-     * arrives meanwhile is kept on the thread.
-     */
-    private void acquireWriteLock() {
-        long deadline = System.nanoTime() + busyTimeout.toNanos();
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    if (writeLock.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
-                        return;
-                    }
-                    throw new InboxBusyException("another transaction of this process held the inbox's write lock"
-                            + " for longer than the busy timeout of " + busyTimeout + "; nothing was applied", null);
-                } catch (InterruptedException e) {
-                    // The throw cleared the flag, so the next wait blocks again instead of throwing at once.
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Writer current = writer();
+        current.run(current.begin, "beginning the transaction");
+        return new SqliteTransaction(current);
     }
 
     @Override
     public Optional<InboxRecord> find(String inbox, String id) {
         return read(handle -> select(handle, inbox, id), "reading the inbox record");
-    }
-
-    @Override
-    public PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after, int limit) {
-        SqliteTransaction tx = beginTransaction();
-        try {
-            tx.handle.execute(RAISE_HORIZON, inbox, cutoff.toEpochMilli());
-            List<PurgePosition> deleted = tx.handle.createQuery(DELETE_OLDEST)
-                    .bind("inbox", inbox)
-                    .bind("cutoff", cutoff.toEpochMilli())
-                    .bind("afterReceivedAt", after == null ? Long.MIN_VALUE : after.receivedAt().toEpochMilli())
-                    .bind("afterId", after == null ? "" : after.id())
-                    .bind("limit", limit)
-                    .map((rs, ctx) -> new PurgePosition(Instant.ofEpochMilli(rs.getLong(1)), rs.getString(2)))
-                    .list();
-            tx.commit();
-            return PurgeBatch.of(deleted);
-        } catch (RuntimeException e) {
-            try {
-                tx.rollback();
-            } catch (RuntimeException rollbackFailure) {
-                e.addSuppressed(rollbackFailure);
-            }
-            throw e instanceof JdbiException jdbiFailure ? SqliteErrors.translate(jdbiFailure, "purging") : e;
-        }
     }
 
     @Override
@@ -218,20 +148,11 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
 
     @Override
     public void close() {
-        writeLock.lock();
-        try {
-            closed = true;
-            discardWriter();
-        } finally {
-            writeLock.unlock();
-        }
+        discardWriter();
         checkpointer.close();
     }
 
     private Writer writer() {
-        if (closed) {
-            throw new InboxException("the inbox is closed");
-        }
         if (writer == null) {
             Handle handle = openConfigured();
             try {
@@ -322,7 +243,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                         "the database holds inbox schema version " + version + ", written by a newer version of"
                                 + " this library; this version knows schema " + SCHEMA_VERSION + " at most", null);
             }
-            handle.createScript(schemaScript()).execute();
+            handle.createScript(InboxRows.script(SqliteStore.class, "schema-v1.sql")).execute();
             execute(handle, "COMMIT", "creating the inbox schema");
         } catch (RuntimeException e) {
             try {
@@ -332,17 +253,6 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
             }
             throw e instanceof JdbiException jdbiFailure
                     ? SqliteErrors.translate(jdbiFailure, "creating the inbox schema") : e;
-        }
-    }
-
-    private static String schemaScript() {
-        try (InputStream in = SqliteStore.class.getResourceAsStream("schema-v1.sql")) {
-            if (in == null) {
-                throw new IllegalStateException("schema-v1.sql is missing from the inbox-sqlite jar");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 
@@ -358,19 +268,8 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         return handle.createQuery(SELECT)
                 .bind(0, inbox)
                 .bind(1, id)
-                .map((rs, ctx) -> record(rs))
+                .map((rs, ctx) -> InboxRows.read(rs, TimeColumn.EPOCH_MILLIS))
                 .findOne();
-    }
-
-    private static InboxRecord record(ResultSet rs) throws SQLException {
-        ContentType type = new ContentType(rs.getString("content_type"), rs.getInt("content_type_version"));
-        byte[] content = rs.getBytes("content");
-        return new InboxRecord(
-                rs.getString("inbox"),
-                rs.getString("id"),
-                new Fingerprint(rs.getInt("fingerprint_algorithm"), type, rs.getBytes("fingerprint")),
-                Instant.ofEpochMilli(rs.getLong("received_at")),
-                Optional.ofNullable(content).map(bytes -> Content.restore(type, bytes)));
     }
 
     /**
@@ -471,12 +370,12 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
             select.setString(2, id);
             // Closing the result set resets the statement for its next use; the statement stays open.
             try (ResultSet rs = select.executeQuery()) {
-                return rs.next() ? Optional.of(record(rs)) : Optional.empty();
+                return rs.next() ? Optional.of(InboxRows.read(rs, TimeColumn.EPOCH_MILLIS)) : Optional.empty();
             }
         }
     }
 
-    /** One BEGIN IMMEDIATE transaction on the writer connection; holds the write lock until it ends. */
+    /** One BEGIN IMMEDIATE transaction on the writer connection. */
     private final class SqliteTransaction implements StoreTransaction<Handle> {
 
         private final Writer writer;
@@ -498,15 +397,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         public Optional<InboxRecord> claim(
                 String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
             try {
-                PreparedStatement claim = writer.claim;
-                claim.setString(1, inbox);
-                claim.setString(2, id);
-                claim.setInt(3, fingerprint.algorithm());
-                claim.setString(4, fingerprint.contentType().name());
-                claim.setInt(5, fingerprint.contentType().version());
-                claim.setBytes(6, fingerprint.digest());
-                claim.setBytes(7, content == null ? null : content.bytes());
-                claim.setLong(8, receivedAt.toEpochMilli());
+                InboxRows.bindClaim(writer.claim, inbox, id, fingerprint, content, receivedAt, TimeColumn.EPOCH_MILLIS);
                 if (writer.insert()) {
                     return Optional.empty();
                 }
@@ -544,6 +435,31 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
                 }
             } catch (SQLException e) {
                 throw SqliteErrors.translate(e, "reading the horizon");
+            }
+        }
+
+        @Override
+        public void raiseHorizon(String inbox, Instant cutoff) {
+            try {
+                handle.execute(RAISE_HORIZON, inbox, cutoff.toEpochMilli());
+            } catch (JdbiException e) {
+                throw SqliteErrors.translate(e, "raising the horizon");
+            }
+        }
+
+        @Override
+        public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
+            try {
+                return PurgeBatch.of(handle.createQuery(DELETE_OLDEST)
+                        .bind("inbox", inbox)
+                        .bind("cutoff", cutoff.toEpochMilli())
+                        .bind("afterReceivedAt", after == null ? Long.MIN_VALUE : after.receivedAt().toEpochMilli())
+                        .bind("afterId", after == null ? "" : after.id())
+                        .bind("limit", limit)
+                        .map((rs, ctx) -> new PurgePosition(Instant.ofEpochMilli(rs.getLong(1)), rs.getString(2)))
+                        .list());
+            } catch (JdbiException e) {
+                throw SqliteErrors.translate(e, "purging");
             }
         }
 
@@ -595,10 +511,7 @@ final class SqliteStore implements InboxStore<Handle>, RetentionStore {
         }
 
         private void end() {
-            if (!ended) {
-                ended = true;
-                writeLock.unlock();
-            }
+            ended = true;
         }
     }
 }

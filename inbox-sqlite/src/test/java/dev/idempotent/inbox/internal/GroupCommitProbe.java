@@ -1,12 +1,11 @@
 package dev.idempotent.inbox.internal;
 
-import dev.idempotent.inbox.spi.EngineBackedInbox;
-import dev.idempotent.inbox.spi.InboxEngine;
+import dev.idempotent.inbox.ForwardingInbox;
 import java.lang.reflect.Field;
 
 /**
- * Reads how many callers wait in an inbox's group commit queue. The engine keeps its runner to
- * itself, so the probe reaches it reflectively; a renamed field fails the test loudly.
+ * Reads how many callers wait in an inbox's group commit queue. An adapter's inbox keeps its
+ * engine to itself, so the probe reaches it reflectively; a renamed field fails the test loudly.
  */
 public final class GroupCommitProbe {
 
@@ -14,10 +13,9 @@ public final class GroupCommitProbe {
     }
 
     /** The number of requests queued and not yet taken into a group by {@code inbox}'s writer. */
-    public static int queued(EngineBackedInbox<?> inbox) {
+    public static int queued(ForwardingInbox<?> inbox) {
         try {
-            Object engine = field(EngineBackedInbox.class, "engine").get(inbox);
-            Object runner = field(InboxEngine.class, "transactions").get(engine);
+            Object runner = ((InboxEngine<?>) field(ForwardingInbox.class, "delegate").get(inbox)).transactions();
             if (!(runner instanceof GroupCommit<?> groupCommit)) {
                 throw new AssertionError("the inbox does not use group commit but " + runner);
             }

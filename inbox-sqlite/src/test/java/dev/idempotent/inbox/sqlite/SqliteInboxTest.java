@@ -46,7 +46,7 @@ class SqliteInboxTest {
 
     @Test
     void fileIsInWalModeAndTheInboxConnectionSyncsFully() {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             int synchronous = inbox.apply("snack-7", Content.of(7),
                     tx -> tx.createQuery("PRAGMA synchronous").mapTo(Integer.class).one()).fold(
                             applied -> applied.result(), duplicate -> -1, conflict -> -1);
@@ -60,7 +60,7 @@ class SqliteInboxTest {
 
     @Test
     void effectsGetTheGeneratedKeysOfTheirOwnInsertsAsTheConnectionPromises() {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             inbox.jdbi().useHandle(handle -> handle.execute(
                     "CREATE TABLE shipment (number INTEGER PRIMARY KEY, item TEXT NOT NULL)"));
             List<Long> numbers = new ArrayList<>();
@@ -79,7 +79,7 @@ class SqliteInboxTest {
     @Test
     void committedPagesReachTheDatabaseFileWithoutTheWriterCopyingThem() throws Exception {
         long checkpointThreads = checkpointThreads();
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             assertEquals(checkpointThreads + 1, checkpointThreads());
             long sizeBefore = Files.size(file());
             long threshold = inbox.apply("snack-0", Content.of(0),
@@ -109,7 +109,7 @@ class SqliteInboxTest {
 
     @Test
     void schemaIsCreatedOnFirstUseWithItsVersion() {
-        SqliteInbox.create(file()).close();
+        SqliteInbox.builder(file()).build().close();
 
         int version = SqliteInbox.jdbi(file()).withHandle(handle -> handle
                 .createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
@@ -120,11 +120,11 @@ class SqliteInboxTest {
 
     @Test
     void fileWrittenByANewerSchemaIsRefused() {
-        SqliteInbox.create(file()).close();
+        SqliteInbox.builder(file()).build().close();
         SqliteInbox.jdbi(file()).useHandle(handle ->
                 handle.execute("UPDATE inbox_schema SET version = 99 WHERE component = 'inbox'"));
 
-        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> SqliteInbox.create(file()));
+        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> SqliteInbox.builder(file()).build());
 
         assertEquals(Kind.NEWER_SCHEMA, refused.kind());
         assertTrue(refused.getMessage().contains("99"), refused.getMessage());
@@ -132,7 +132,7 @@ class SqliteInboxTest {
 
     @Test
     void fingerprintOfAnUnknownNewerEncodingIsRefusedNotCalledAConflict() {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             inbox.apply("snack-7", Content.of(7), tx -> null);
             inbox.jdbi().useHandle(handle -> handle.execute("UPDATE inbox_message SET fingerprint_algorithm = 99"));
 
@@ -149,7 +149,7 @@ class SqliteInboxTest {
         byte[] garbage = "this is not a database, it is a shopping list: snacks, more snacks".repeat(100).getBytes();
         Files.write(file(), garbage);
 
-        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> SqliteInbox.create(file()));
+        InboxStorageException refused = assertThrows(InboxStorageException.class, () -> SqliteInbox.builder(file()).build());
 
         assertEquals(Kind.CORRUPT, refused.kind());
         assertArrayEquals(garbage, Files.readAllBytes(file()));
@@ -157,14 +157,14 @@ class SqliteInboxTest {
 
     @Test
     void readOnlyDatabaseIsRefusedAndLeftAsItWas() {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             inbox.apply("snack-7", Content.of(7), tx -> null);
         }
         SQLiteConfig readOnly = new SQLiteConfig();
         readOnly.setReadOnly(true);
 
         InboxStorageException refused = assertThrows(InboxStorageException.class,
-                () -> SqliteInbox.create(jdbi(file(), readOnly)));
+                () -> SqliteInbox.builder(jdbi(file(), readOnly)).build());
 
         assertEquals(Kind.READ_ONLY, refused.kind());
         assertEquals(1, rows(file()));
@@ -173,14 +173,14 @@ class SqliteInboxTest {
     @Test
     void inMemoryDatabaseIsRefusedBecauseItCannotBeDurable() {
         InboxStorageException refused = assertThrows(InboxStorageException.class,
-                () -> SqliteInbox.create(Jdbi.create("jdbc:sqlite::memory:")));
+                () -> SqliteInbox.builder(Jdbi.create("jdbc:sqlite::memory:")).build());
 
         assertTrue(refused.getMessage().contains("WAL"), refused.getMessage());
     }
 
     @Test
     void fullDatabaseIsStorageFailureAndAppliesNothing() {
-        SqliteInbox.create(file()).close();
+        SqliteInbox.builder(file()).build().close();
         SQLiteConfig small = new SQLiteConfig();
         small.setMaxPageCount(16);
         Jdbi jdbi = jdbi(file(), small);
@@ -197,7 +197,7 @@ class SqliteInboxTest {
 
     @Test
     void applyFromInsideAnEffectOfTheSameInboxIsRefused() {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             InboxException refused = assertThrows(InboxException.class, () -> inbox.apply("outer", Content.of(1),
                     tx -> inbox.apply("inner", Content.of(2), inner -> null)));
 
@@ -209,7 +209,7 @@ class SqliteInboxTest {
 
     @Test
     void effectThatOpensItsOwnTransactionIsRefusedAndTheInboxRecovers() {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             assertThrows(RuntimeException.class, () -> inbox.apply("snack-7", Content.of(7),
                     tx -> tx.inTransaction(nested -> nested.execute("SELECT 1"))));
 
@@ -221,7 +221,7 @@ class SqliteInboxTest {
 
     @Test
     void effectStatementsKeptForTheNextMessageStayCorrectAfterFailuresAndRollbacks() {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             inbox.jdbi().useHandle(handle -> handle.execute("CREATE TABLE shelf (slot INTEGER PRIMARY KEY, qty INTEGER)"));
             for (int i = 0; i < 50; i++) {
                 int slot = i % 10; // slots repeat: every tenth message breaks the primary key
@@ -245,7 +245,7 @@ class SqliteInboxTest {
 
     @Test
     void writerWaitsForAnotherProcessStyleConnectionAndThenApplies() throws Exception {
-        try (SqliteInbox inbox = SqliteInbox.create(file())) {
+        try (SqliteInbox inbox = SqliteInbox.builder(file()).build()) {
             Jdbi other = SqliteInbox.jdbi(file());
             var handle = other.open();
             handle.execute("BEGIN IMMEDIATE");

@@ -8,11 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PurgeReport;
 import dev.idempotent.inbox.RetentionStatus;
 import dev.idempotent.inbox.StaleMessageException;
-import dev.idempotent.inbox.spi.InboxPurger;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -172,7 +172,7 @@ public abstract class RetentionContract {
 
     @Test
     void purgeDeletesInBatchesOnlyWhatIsOlderThanTheRetention() {
-        int old = InboxPurger.BATCH_SIZE * 2 + 500;
+        int old = InboxRetention.BATCH_SIZE * 2 + 500;
         insertRows(old, T0);
         clock.advance(RETENTION.plusDays(1));
         Inbox<Handle> inbox = inbox(clock);
@@ -246,13 +246,13 @@ public abstract class RetentionContract {
 
     /**
      * The number of old rows the purge-under-load scenario purges. A hundred batches of
-     * {@link InboxPurger#BATCH_SIZE} already keep the appliers racing every batch boundary, which is
+     * {@link InboxRetention#BATCH_SIZE} already keep the appliers racing every batch boundary, which is
      * what the bound is about; a million rows proved the same bound at ten times the CI time.
      *
      * @return the number of old rows to purge
      */
     protected int purgeUnderLoadRows() {
-        return 100 * InboxPurger.BATCH_SIZE;
+        return 100 * InboxRetention.BATCH_SIZE;
     }
 
     @Test

@@ -1,9 +1,12 @@
-package dev.idempotent.inbox.spi;
+package dev.idempotent.inbox.internal;
 
 import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.PurgeReport;
 import dev.idempotent.inbox.RetentionStatus;
+import dev.idempotent.inbox.spi.InboxStore;
+import dev.idempotent.inbox.spi.PurgeBatch;
+import dev.idempotent.inbox.spi.PurgePosition;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -14,58 +17,73 @@ import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The one implementation of {@link InboxRetention} over any {@link RetentionStore}. */
-public final class InboxPurger implements InboxRetention {
-
-    /** Rows per purge transaction: small enough that one batch is a short write. */
-    public static final int BATCH_SIZE = 1000;
+/**
+ * The one implementation of {@link InboxRetention}: each purge batch is a short transaction of
+ * the inbox's own transaction runner, so it queues with the inbox's other writers, and raises the
+ * horizon before it deletes.
+ */
+final class InboxPurger implements InboxRetention {
 
     private static final Logger log = LoggerFactory.getLogger(InboxRetention.class);
 
     private final InboxEngine<?> engine;
-    private final RetentionStore store;
+    private final TransactionRunner<?> transactions;
+    private final InboxStore<?> store;
+    private final CallCounters counters;
     private final LongAdder rowsPurged = new LongAdder();
 
-    /**
-     * @param engine the inbox whose settings (name, retention, clock) and counters apply
-     * @param store the adapter's retention storage
-     */
-    public InboxPurger(InboxEngine<?> engine, RetentionStore store) {
-        this.engine = Objects.requireNonNull(engine, "engine");
-        this.store = Objects.requireNonNull(store, "store");
+    InboxPurger(InboxEngine<?> engine, TransactionRunner<?> transactions, InboxStore<?> store, CallCounters counters) {
+        this.engine = engine;
+        this.transactions = transactions;
+        this.store = store;
+        this.counters = counters;
     }
 
     @Override
     public PurgeReport purge() {
+        engine.checkCallable("purge");
         InboxSettings settings = engine.settings();
         // Receive times are stored to the millisecond, truncated; a finer cutoff would delete a row
         // received after it but stored as if before it, and that row's resend would apply again.
         Instant cutoff = Instant.ofEpochMilli(settings.clock().millis()).minus(settings.retention());
         long purged = 0;
         int batches = 0;
-        RetentionStore.PurgePosition position = null;
-        RetentionStore.PurgeBatch batch;
+        PurgePosition position = null;
+        PurgeBatch batch;
         do {
-            batch = store.purgeBatch(settings.name(), cutoff, position, BATCH_SIZE);
+            batch = purgeBatch(settings.name(), cutoff, position);
             position = batch.last().orElse(position);
             rowsPurged.add(batch.deleted());
             purged += batch.deleted();
             batches++;
-        } while (batch.deleted() == BATCH_SIZE);
+        } while (batch.deleted() == InboxRetention.BATCH_SIZE);
         Instant horizon = store.horizon(settings.name()).orElse(cutoff);
         log.info("inbox={} purged rows={} batches={} horizon={}", settings.name(), purged, batches, horizon);
         return new PurgeReport(purged, batches, horizon);
     }
 
+    private PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after) {
+        try {
+            return transactions.run(tx -> {
+                tx.raiseHorizon(inbox, cutoff);
+                return tx.deleteOldest(inbox, cutoff, after, InboxRetention.BATCH_SIZE);
+            });
+        } catch (Exception e) {
+            // The work above throws only the store's unchecked exceptions.
+            throw Exceptions.unchecked(e);
+        }
+    }
+
     @Override
     public RetentionStatus status() {
+        engine.checkOpen();
         InboxSettings settings = engine.settings();
         Instant now = settings.clock().instant();
         return new RetentionStatus(
                 store.horizon(settings.name()),
                 store.oldestReceivedAt(settings.name()).map(oldest -> Duration.between(oldest, now)),
                 rowsPurged.sum(),
-                engine.staleRefusals());
+                counters.snapshot().stale());
     }
 
     @Override

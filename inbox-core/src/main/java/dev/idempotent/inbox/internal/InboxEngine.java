@@ -1,4 +1,4 @@
-package dev.idempotent.inbox.spi;
+package dev.idempotent.inbox.internal;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentStorage;
@@ -19,13 +19,11 @@ import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.Phase;
 import dev.idempotent.inbox.StaleMessageException;
-import dev.idempotent.inbox.internal.CallCounters;
-import dev.idempotent.inbox.internal.Exceptions;
-import dev.idempotent.inbox.internal.FingerprintEncoding;
-import dev.idempotent.inbox.internal.GroupCommit;
-import dev.idempotent.inbox.internal.MessageValidation;
-import dev.idempotent.inbox.internal.SerialTransactions;
-import dev.idempotent.inbox.internal.TransactionRunner;
+import dev.idempotent.inbox.CallContext;
+import dev.idempotent.inbox.CommitMode;
+import dev.idempotent.inbox.InboxRetention;
+import dev.idempotent.inbox.spi.InboxStore;
+import dev.idempotent.inbox.spi.StoreTransaction;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,57 +35,56 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one implementation of {@link Inbox#apply} over any {@link InboxStore}: validation, the
- * claim, the decision between applied, duplicate and conflict, the effect, commit or rollback,
- * counters, listener calls and logs. Adapters wrap it (see {@link EngineBackedInbox}); they do not
- * re-implement it. Its methods behave as the {@link Inbox} methods of the same name.
+ * The one implementation of {@link Inbox} over any {@link InboxStore}: validation, the claim, the
+ * decision between applied, duplicate and conflict, the effect, commit or rollback, retention,
+ * counters, listener calls and logs. Adapters open it with {@link #open} and expose it through
+ * their own inbox class; they do not re-implement any of it.
  *
  * <p>Logs go to the logger {@code dev.idempotent.inbox.Inbox} and carry the inbox name, the id and
  * the outcome, never the content.
  *
  * @param <H> the transaction handle effects receive
  */
-public final class InboxEngine<H> {
+public final class InboxEngine<H> implements Inbox<H> {
 
     private static final Logger log = LoggerFactory.getLogger(Inbox.class);
 
     private final InboxSettings settings;
     private final InboxStore<H> store;
     private final TransactionRunner<H> transactions;
+    private final InboxPurger purger;
     private final CallCounters counters = new CallCounters();
     private final AtomicBoolean closed = new AtomicBoolean();
+    // Set on the thread that runs one of this inbox's effects, while it runs: a call from there
+    // would wait for the transaction it runs in (or, under group commit, lead a group inside one).
+    private final ThreadLocal<Boolean> inEffect = new ThreadLocal<>();
 
-    /**
-     * An engine that runs each call in a transaction of its own on the calling thread, for stores
-     * whose writers run in parallel (PostgreSQL).
-     *
-     * @param settings validated settings, as {@link dev.idempotent.inbox.InboxBuilder} made them
-     * @param store the adapter's storage; closed with this engine
-     */
-    public InboxEngine(InboxSettings settings, InboxStore<H> store) {
-        this(settings, store, new SerialTransactions<>(store));
-    }
-
-    private InboxEngine(InboxSettings settings, InboxStore<H> store, TransactionRunner<H> transactions) {
+    private InboxEngine(InboxSettings settings, InboxStore<H> store) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.store = Objects.requireNonNull(store, "store");
-        this.transactions = transactions;
+        this.transactions = runnerFor(settings, store);
+        this.purger = new InboxPurger(this, transactions, store, counters);
     }
 
     /**
-     * An engine with a fair single writer and group commit, for stores that admit one writer at a
-     * time (SQLite): concurrent calls are queued in arrival order and committed in groups of up to
-     * {@link InboxSettings#maxGroupSize()}, each message in a savepoint of its own. Effects may
-     * then run on another caller's thread.
+     * The inbox over {@code store}: the one way adapters reach the core's engine.
      *
      * @param <H> the transaction handle effects receive
      * @param settings validated settings, as {@link dev.idempotent.inbox.InboxBuilder} made them
-     * @param store the adapter's storage; closed with this engine
-     * @return the engine
+     * @param store the adapter's storage; closed with the inbox
+     * @return the open inbox
      */
-    public static <H> InboxEngine<H> withGroupCommit(InboxSettings settings, InboxStore<H> store) {
-        return new InboxEngine<>(settings, store,
-                new GroupCommit<>(store, settings.busyTimeout(), settings.maxGroupSize(), settings.maxGroupWait()));
+    public static <H> InboxEngine<H> open(InboxSettings settings, InboxStore<H> store) {
+        return new InboxEngine<>(settings, store);
+    }
+
+    private static <H> TransactionRunner<H> runnerFor(InboxSettings settings, InboxStore<H> store) {
+        if (settings.commitMode() == CommitMode.GROUP) {
+            return new GroupCommit<>(store, settings.busyTimeout(), settings.maxGroupSize(), settings.maxGroupWait());
+        }
+        return store.writers() == InboxStore.Writers.ONE
+                ? new OneWriterTransactions<>(store, settings.busyTimeout())
+                : new SerialTransactions<>(store);
     }
 
     /**
@@ -102,15 +99,18 @@ public final class InboxEngine<H> {
      * @return the outcome, after its commit
      * @throws X the effect's own exception, unchanged
      */
+    @Override
     public <R, X extends Exception> Outcome<R> apply(
             String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
-        checkOpen();
+        checkCallable("apply");
         long started = System.nanoTime();
         validate(id, content, originTime, started);
+        CallContext.Captured context = settings.callContext().capture();
+        Thread caller = Thread.currentThread();
         Outcome<R> outcome;
         try {
-            outcome = transactions.run(tx -> applyWithin(tx, id, content, originTime, effect));
+            outcome = transactions.run(tx -> applyWithin(tx, id, content, originTime, effect, context, caller));
         } catch (Exception failure) {
             countFailure(id, failure);
             notifyFailure(id, failure, started);
@@ -133,19 +133,22 @@ public final class InboxEngine<H> {
      * @param effect the business change
      * @return one result per message, in order, after the commit
      */
+    @Override
     public <R, X extends Exception> List<MessageResult<R>> applyAll(
             List<Message> messages, MessageEffect<H, R, X> effect) {
         Objects.requireNonNull(messages, "messages");
         Objects.requireNonNull(effect, "effect");
-        checkOpen();
+        checkCallable("applyAll");
         long started = System.nanoTime();
         List<Message> batch = List.copyOf(messages);
+        CallContext.Captured context = settings.callContext().capture();
+        Thread caller = Thread.currentThread();
         List<MessageResult<R>> results;
         try {
             results = transactions.run(tx -> {
                 List<MessageResult<R>> judged = new ArrayList<>(batch.size());
                 for (Message message : batch) {
-                    judged.add(applyInSavepoint(tx, message, effect, started));
+                    judged.add(applyInSavepoint(tx, message, effect, started, context, caller));
                 }
                 return judged;
             });
@@ -173,8 +176,8 @@ public final class InboxEngine<H> {
         return results;
     }
 
-    private <R, X extends Exception> MessageResult<R> applyInSavepoint(
-            StoreTransaction<H> tx, Message message, MessageEffect<H, R, X> effect, long started) {
+    private <R, X extends Exception> MessageResult<R> applyInSavepoint(StoreTransaction<H> tx, Message message,
+            MessageEffect<H, R, X> effect, long started, CallContext.Captured context, Thread caller) {
         try {
             validate(message.id(), message.content(), message.originTime(), started);
         } catch (InvalidMessageException e) {
@@ -183,7 +186,7 @@ public final class InboxEngine<H> {
         tx.savepoint();
         try {
             Outcome<R> outcome = applyWithin(tx, message.id(), message.content(), message.originTime(),
-                    handle -> effect.apply(handle, message));
+                    handle -> effect.apply(handle, message), context, caller);
             tx.releaseSavepoint();
             return MessageResult.of(message, outcome);
         } catch (Exception failure) {
@@ -234,23 +237,34 @@ public final class InboxEngine<H> {
      * Claims {@code id} in the open transaction and, if the claim is new, runs the effect. Writes
      * nothing for a duplicate or conflict. The caller commits.
      */
-    private <R, X extends Exception> Outcome<R> applyWithin(
-            StoreTransaction<H> tx, String id, Content content, Instant originTime, Effect<H, R, X> effect)
-            throws X {
+    private <R, X extends Exception> Outcome<R> applyWithin(StoreTransaction<H> tx, String id, Content content,
+            Instant originTime, Effect<H, R, X> effect, CallContext.Captured context, Thread caller) throws X {
         Fingerprint fingerprint = content.fingerprint();
         Content kept = settings.contentStorage() == ContentStorage.FULL_CONTENT ? content : null;
         // Stored times are millisecond-precise; read them so, and Applied reports what is stored.
         Instant receivedAt = Instant.ofEpochMilli(settings.clock().millis());
         Optional<InboxRecord> stored = tx.claim(settings.name(), id, fingerprint, kept, receivedAt);
         if (stored.isPresent()) {
-            return judge(id, stored.get(), content);
+            return judge(id, stored.get(), content, fingerprint);
         }
         if (originTime != null) {
             refuseIfStale(tx, id, originTime);
         }
-        settings.listener().onPhase(settings.name(), id, Phase.RECORDED);
-        R result = effect.apply(tx.handle());
-        settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
+        H handle = tx.handle();
+        R result;
+        // The caller's context is already in place when the caller's own thread runs its effect.
+        CallContext.Scope scope = caller == Thread.currentThread() ? null : context.restore();
+        inEffect.set(Boolean.TRUE);
+        try {
+            settings.listener().onPhase(settings.name(), id, Phase.RECORDED);
+            result = effect.apply(handle);
+            settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
+        } finally {
+            inEffect.remove();
+            if (scope != null) {
+                scope.close();
+            }
+        }
         return new Outcome.Applied<>(id, result, receivedAt);
     }
 
@@ -270,19 +284,20 @@ public final class InboxEngine<H> {
     }
 
     /** Duplicate or conflict, comparing under the encoding the stored fingerprint was taken with. */
-    private <R> Outcome<R> judge(String id, InboxRecord stored, Content offered) {
+    private <R> Outcome<R> judge(String id, InboxRecord stored, Content offered, Fingerprint offeredPrint) {
         Fingerprint storedPrint = stored.fingerprint();
-        FingerprintEncoding encoding = FingerprintEncoding.of(storedPrint.algorithm())
-                .orElseThrow(() -> new InboxStorageException(
-                        InboxStorageException.Kind.NEWER_SCHEMA,
-                        "inbox '" + settings.name() + "' holds id '" + id + "' fingerprinted with encoding v"
-                                + storedPrint.algorithm() + ", newer than this library knows",
-                        null));
-        Fingerprint offeredPrint = encoding.fingerprint(offered.type(), offered.bytes());
-        if (storedPrint.equals(offeredPrint)) {
+        Fingerprint comparable = storedPrint.algorithm() == offeredPrint.algorithm() ? offeredPrint
+                : FingerprintEncoding.of(storedPrint.algorithm())
+                        .orElseThrow(() -> new InboxStorageException(
+                                InboxStorageException.Kind.NEWER_SCHEMA,
+                                "inbox '" + settings.name() + "' holds id '" + id + "' fingerprinted with encoding v"
+                                        + storedPrint.algorithm() + ", newer than this library knows",
+                                null))
+                        .fingerprint(offered.type(), offered.bytes());
+        if (storedPrint.equals(comparable)) {
             return new Outcome.Duplicate<>(id, stored.firstReceivedAt(), storedPrint);
         }
-        return new Outcome.Conflict<>(id, stored.firstReceivedAt(), storedPrint, offered.fingerprint());
+        return new Outcome.Conflict<>(id, stored.firstReceivedAt(), storedPrint, offeredPrint);
     }
 
     /**
@@ -291,25 +306,28 @@ public final class InboxEngine<H> {
      * @param id the business id
      * @return the record, or empty
      */
+    @Override
     public Optional<InboxRecord> find(String id) {
         MessageValidation.checkId(id);
         checkOpen();
         return store.find(settings.name(), id);
     }
 
+    @Override
+    public InboxRetention retention() {
+        return purger;
+    }
+
     /** {@return the inbox's name} */
+    @Override
     public String name() {
         return settings.name();
     }
 
     /** {@return a snapshot of this engine's counters} */
+    @Override
     public InboxStats stats() {
         return counters.snapshot();
-    }
-
-    /** Messages refused as stale by this instance, for {@link InboxPurger}'s status. */
-    long staleRefusals() {
-        return counters.snapshot().stale();
     }
 
     /** {@return the settings this inbox was built with} */
@@ -317,16 +335,39 @@ public final class InboxEngine<H> {
         return settings;
     }
 
-    /** Closes the store; later calls are refused. Closing twice does nothing. */
+    /**
+     * Refuses later calls, waits for the transaction in progress, if any, then closes the store.
+     * Closing twice does nothing.
+     */
+    @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            store.close();
+            try {
+                transactions.close();
+            } finally {
+                store.close();
+            }
         }
     }
 
-    private void checkOpen() {
+    /** For tests in this package that observe the runner, such as the group-commit queue. */
+    TransactionRunner<H> transactions() {
+        return transactions;
+    }
+
+    void checkOpen() {
         if (closed.get()) {
             throw new InboxException("inbox '" + settings.name() + "' is closed");
+        }
+    }
+
+    /** Refuses a call on a closed inbox, and one made from inside an effect of this inbox. */
+    void checkCallable(String call) {
+        checkOpen();
+        if (inEffect.get() != null) {
+            throw new InboxException(call + " was called on inbox '" + settings.name() + "' from inside an effect of"
+                    + " the same inbox; it would need the transaction the effect runs in. Do the work in the effect,"
+                    + " through the handle it was given");
         }
     }
 

@@ -1,0 +1,95 @@
+package dev.idempotent.inbox.spi.jdbc;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.ContentType;
+import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxRecord;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+
+/**
+ * What every JDBC store does the same way with table {@code inbox_message}: the order of its
+ * columns, binding a claim, reading a row back, and loading the schema script shipped beside the
+ * store. A store supplies its SQL, its {@link TimeColumn} and its error translation.
+ */
+public final class InboxRows {
+
+    /**
+     * The columns of {@code inbox_message} in the order {@link #bindClaim} binds them, for a
+     * store's {@code INSERT INTO inbox_message (...) VALUES (?, ?, ?, ?, ?, ?, ?, ?)}.
+     */
+    public static final String COLUMNS = "inbox, id, fingerprint_algorithm, content_type, content_type_version,"
+            + " fingerprint, content, received_at";
+
+    /** The placeholders for {@link #COLUMNS}. */
+    public static final String PLACEHOLDERS = "?, ?, ?, ?, ?, ?, ?, ?";
+
+    private InboxRows() {}
+
+    /**
+     * Binds a claim's values to parameters 1 to 8 of {@code claim}, in the order of {@link #COLUMNS}.
+     *
+     * @param claim the store's claim statement
+     * @param inbox the inbox's name
+     * @param id the id
+     * @param fingerprint the content's fingerprint
+     * @param content the content to keep, or {@code null} to keep none
+     * @param receivedAt the receive time
+     * @param time how the store's {@code received_at} column holds an instant
+     * @throws SQLException if the driver refuses a value
+     */
+    public static void bindClaim(PreparedStatement claim, String inbox, String id, Fingerprint fingerprint,
+            Content content, Instant receivedAt, TimeColumn time) throws SQLException {
+        claim.setString(1, inbox);
+        claim.setString(2, id);
+        claim.setInt(3, fingerprint.algorithm());
+        claim.setString(4, fingerprint.contentType().name());
+        claim.setInt(5, fingerprint.contentType().version());
+        claim.setBytes(6, fingerprint.digest());
+        claim.setBytes(7, content == null ? null : content.bytes());
+        time.bind(claim, 8, receivedAt);
+    }
+
+    /**
+     * Reads the row at the cursor of a result set that has the columns of {@link #COLUMNS}, by name.
+     *
+     * @param row the result set, positioned on a row
+     * @param time how the store's {@code received_at} column holds an instant
+     * @return the record
+     * @throws SQLException if a column is missing or of another type
+     */
+    public static InboxRecord read(ResultSet row, TimeColumn time) throws SQLException {
+        ContentType type = new ContentType(row.getString("content_type"), row.getInt("content_type_version"));
+        return InboxRecord.stored(
+                row.getString("inbox"),
+                row.getString("id"),
+                new Fingerprint(row.getInt("fingerprint_algorithm"), type, row.getBytes("fingerprint")),
+                time.read(row, "received_at"),
+                row.getBytes("content"));
+    }
+
+    /**
+     * The text of a schema script shipped beside {@code store}.
+     *
+     * @param store a class of the store's jar, whose package holds the script
+     * @param resource the script's file name, such as {@code schema-v1.sql}
+     * @return the script, decoded as UTF-8
+     * @throws IllegalStateException if the jar lacks it
+     */
+    public static String script(Class<?> store, String resource) {
+        try (InputStream in = store.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException(resource + " is missing beside " + store.getName());
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.idempotent.inbox.spi.jdbc;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+
+/**
+ * How a store's column holds an instant. Every instant the core stores is already taken to the
+ * millisecond, so both forms hold it exactly.
+ */
+public enum TimeColumn {
+
+    /** An integer of milliseconds since the epoch (SQLite). */
+    EPOCH_MILLIS {
+        @Override
+        public void bind(PreparedStatement statement, int index, Instant instant) throws SQLException {
+            statement.setLong(index, instant.toEpochMilli());
+        }
+
+        @Override
+        public Instant read(ResultSet row, String column) throws SQLException {
+            return Instant.ofEpochMilli(row.getLong(column));
+        }
+    },
+
+    /** A timestamp with time zone, bound and read as a UTC {@link OffsetDateTime} (PostgreSQL). */
+    TIMESTAMP_UTC {
+        @Override
+        public void bind(PreparedStatement statement, int index, Instant instant) throws SQLException {
+            statement.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+        }
+
+        @Override
+        public Instant read(ResultSet row, String column) throws SQLException {
+            return row.getObject(column, OffsetDateTime.class).toInstant();
+        }
+    };
+
+    /**
+     * Binds {@code instant} to parameter {@code index}.
+     *
+     * @param statement the statement
+     * @param index the parameter's index, from 1
+     * @param instant the instant
+     * @throws SQLException if the driver refuses it
+     */
+    public abstract void bind(PreparedStatement statement, int index, Instant instant) throws SQLException;
+
+    /**
+     * Reads the instant in {@code column} of the row at the cursor.
+     *
+     * @param row the result set, positioned on a row
+     * @param column the column's name
+     * @return the instant
+     * @throws SQLException if the column is missing or of another type
+     */
+    public abstract Instant read(ResultSet row, String column) throws SQLException;
+}
