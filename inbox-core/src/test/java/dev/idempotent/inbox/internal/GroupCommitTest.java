@@ -12,8 +12,7 @@ import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.Outcome;
-import dev.idempotent.inbox.spi.EngineBackedInbox;
-import dev.idempotent.inbox.spi.InboxEngine;
+import dev.idempotent.inbox.ForwardingInbox;
 import dev.idempotent.inbox.testing.InMemoryDatabase;
 import dev.idempotent.inbox.testing.InMemoryStore;
 import dev.idempotent.inbox.testing.TestInbox;
@@ -121,11 +120,10 @@ class GroupCommitTest {
         }
     }
 
-    /** The engine keeps its runner to itself; a renamed field fails here loudly. */
-    private static GroupCommit<?> groupCommit(EngineBackedInbox<?> inbox) {
+    /** An adapter's inbox keeps its engine to itself; a renamed field fails here loudly. */
+    private static GroupCommit<?> groupCommit(ForwardingInbox<?> inbox) {
         try {
-            Object engine = field(EngineBackedInbox.class, "engine").get(inbox);
-            Object runner = field(InboxEngine.class, "transactions").get(engine);
+            Object runner = ((InboxEngine<?>) field(ForwardingInbox.class, "delegate").get(inbox)).transactions();
             return assertInstanceOf(GroupCommit.class, runner, "the inbox commits in groups");
         } catch (ReflectiveOperationException e) {
             throw new AssertionError("cannot reach the inbox's group commit", e);

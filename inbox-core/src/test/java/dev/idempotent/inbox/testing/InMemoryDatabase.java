@@ -4,7 +4,7 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
-import dev.idempotent.inbox.spi.RetentionStore.PurgePosition;
+import dev.idempotent.inbox.spi.PurgePosition;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -53,7 +53,7 @@ public final class InMemoryDatabase {
         LOSE_REPLY
     }
 
-    /** One call of {@code purgeBatch}, with its arguments. */
+    /** One call of {@code deleteOldest}, with its arguments. */
     public record PurgeCall(String inbox, Instant cutoff, PurgePosition after, int limit) {}
 
     private final Semaphore writer = new Semaphore(1, true);
@@ -221,7 +221,7 @@ public final class InMemoryDatabase {
         return open.get();
     }
 
-    /** Every {@code purgeBatch} call so far, in order. */
+    /** Every {@code deleteOldest} call so far, in order. */
     public List<PurgeCall> purgeCalls() {
         return List.copyOf(purgeCalls);
     }

@@ -7,7 +7,8 @@ import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
 import dev.idempotent.inbox.spi.InboxStore;
-import dev.idempotent.inbox.spi.RetentionStore;
+import dev.idempotent.inbox.spi.PurgeBatch;
+import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.testing.InMemoryDatabase.Fault;
 import dev.idempotent.inbox.testing.InMemoryDatabase.Key;
@@ -32,7 +33,7 @@ import java.util.Optional;
  * mistakes show: using one after it ended, or from a thread other than the one that began it,
  * throws {@link IllegalStateException}, and so does ending a savepoint that is not open.
  */
-public final class InMemoryStore implements InboxStore<InMemoryStore.Tx>, RetentionStore {
+public final class InMemoryStore implements InboxStore<InMemoryStore.Tx> {
 
     private static final Comparator<InboxRecord> PURGE_ORDER =
             Comparator.comparing(InMemoryStore::position);
@@ -42,19 +43,21 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx>, Retent
     private volatile boolean closed;
 
     /**
-     * @param busyTimeout how long {@link #begin()} and each purge batch wait for the writer
+     * @param busyTimeout how long {@link #begin()} waits for the writer
      */
     public InMemoryStore(InMemoryDatabase database, Duration busyTimeout) {
         this.database = Objects.requireNonNull(database, "database");
         this.busyTimeout = Objects.requireNonNull(busyTimeout, "busyTimeout");
     }
 
+    /** One at a time, as the database's single writer permits. */
     @Override
-    public StoreTransaction<Tx> begin() {
-        return beginTransaction();
+    public Writers writers() {
+        return Writers.ONE;
     }
 
-    private Transaction beginTransaction() {
+    @Override
+    public StoreTransaction<Tx> begin() {
         if (closed) {
             throw new InboxException("the store is closed");
         }
@@ -66,24 +69,6 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx>, Retent
     @Override
     public Optional<InboxRecord> find(String inbox, String id) {
         return database.row(inbox, id);
-    }
-
-    @Override
-    public PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after, int limit) {
-        database.purgeCalled(new InMemoryDatabase.PurgeCall(inbox, cutoff, after, limit));
-        Transaction tx = beginTransaction();
-        try {
-            List<PurgePosition> deleted = tx.purge(inbox, cutoff, after, limit);
-            tx.commit();
-            return PurgeBatch.of(deleted);
-        } catch (RuntimeException | Error failure) {
-            try {
-                tx.rollback();
-            } catch (RuntimeException rollbackFailure) {
-                failure.addSuppressed(rollbackFailure);
-            }
-            throw failure;
-        }
     }
 
     @Override
@@ -200,9 +185,16 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx>, Retent
             return Optional.ofNullable(working.horizons.get(inbox));
         }
 
-        List<PurgePosition> purge(String inbox, Instant cutoff, PurgePosition after, int limit) {
+        @Override
+        public void raiseHorizon(String inbox, Instant cutoff) {
             checkUsable();
             working.horizons.merge(inbox, cutoff, (kept, offered) -> kept.isAfter(offered) ? kept : offered);
+        }
+
+        @Override
+        public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
+            checkUsable();
+            database.purgeCalled(new InMemoryDatabase.PurgeCall(inbox, cutoff, after, limit));
             List<InboxRecord> doomed = working.rows.values().stream()
                     .filter(row -> row.inbox().equals(inbox))
                     .filter(row -> row.firstReceivedAt().isBefore(cutoff))
@@ -211,7 +203,7 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx>, Retent
                     .limit(limit)
                     .toList();
             doomed.forEach(row -> working.rows.remove(new Key(inbox, row.id())));
-            return doomed.stream().map(InMemoryStore::position).toList();
+            return PurgeBatch.of(doomed.stream().map(InMemoryStore::position).toList());
         }
 
         @Override

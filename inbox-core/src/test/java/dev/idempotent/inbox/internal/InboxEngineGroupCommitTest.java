@@ -1,4 +1,4 @@
-package dev.idempotent.inbox.spi;
+package dev.idempotent.inbox.internal;
 
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.testing.InMemoryDatabase;

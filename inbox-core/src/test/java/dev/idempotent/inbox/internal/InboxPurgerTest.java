@@ -1,4 +1,4 @@
-package dev.idempotent.inbox.spi;
+package dev.idempotent.inbox.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -9,10 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.PurgeReport;
 import dev.idempotent.inbox.RetentionStatus;
 import dev.idempotent.inbox.StaleMessageException;
-import dev.idempotent.inbox.spi.RetentionStore.PurgePosition;
+import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.testing.InMemoryDatabase;
 import dev.idempotent.inbox.testing.InMemoryDatabase.PurgeCall;
 import dev.idempotent.inbox.testing.MutableClock;
@@ -37,7 +38,7 @@ class InboxPurgerTest {
 
     private static final Instant T0 = Instant.parse("2026-01-05T10:00:00Z");
     private static final Duration RETENTION = Duration.ofDays(30);
-    private static final int BATCH = InboxPurger.BATCH_SIZE;
+    private static final int BATCH = InboxRetention.BATCH_SIZE;
 
     private final InMemoryDatabase database = new InMemoryDatabase();
     private final MutableClock clock = new MutableClock(T0);

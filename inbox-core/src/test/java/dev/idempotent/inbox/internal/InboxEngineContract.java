@@ -1,4 +1,4 @@
-package dev.idempotent.inbox.spi;
+package dev.idempotent.inbox.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
