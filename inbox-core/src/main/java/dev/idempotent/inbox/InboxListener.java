@@ -9,8 +9,10 @@ import java.time.Duration;
  *
  * <ul>
  *   <li>{@link #onPhase} with {@link Phase#RECORDED} and {@link Phase#EFFECT_DONE} fires
- *       <em>inside</em> the open transaction, on the calling thread. An exception thrown there
- *       rolls the transaction back and reaches the caller like the effect's own.
+ *       <em>inside</em> the open transaction, on the thread that runs the effect: the caller's
+ *       own, or under {@link CommitMode#GROUP} possibly another caller's, with the caller's
+ *       {@link CallContext} in place. An exception thrown there rolls the message back and
+ *       reaches the caller like the effect's own.
  *   <li>{@link #onPhase} with {@link Phase#COMMITTED} fires right after the commit returned, before
  *       {@code apply} returns.
  *   <li>{@link #onOutcome} fires after the commit (for {@link Outcome.Applied}) or after the
