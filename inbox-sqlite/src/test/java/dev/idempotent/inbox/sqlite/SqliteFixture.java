@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.sqlite;
 
+import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.nio.file.Path;
@@ -12,10 +13,17 @@ final class SqliteFixture implements InboxFixture {
 
     private final Path file;
     private final Jdbi jdbi;
+    private final CommitMode commitMode;
 
     SqliteFixture(Path directory) {
+        this(directory, CommitMode.GROUP);
+    }
+
+    /** With {@code commitMode}, {@link #builder()} builds inboxes that commit that way. */
+    SqliteFixture(Path directory, CommitMode commitMode) {
         this.file = directory.resolve("inbox.db");
         this.jdbi = SqliteInbox.jdbi(file);
+        this.commitMode = commitMode;
     }
 
     Path file() {
@@ -30,7 +38,7 @@ final class SqliteFixture implements InboxFixture {
     @Override
     public InboxBuilder<SqliteInbox> builder() {
         // A Jdbi of its own: building again opens the file anew, as a restarted process would.
-        return SqliteInbox.builder(file);
+        return SqliteInbox.builder(file).commitMode(commitMode);
     }
 
     @Override
