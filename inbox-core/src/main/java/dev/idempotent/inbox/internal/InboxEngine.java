@@ -1,5 +1,7 @@
 package dev.idempotent.inbox.internal;
 
+import dev.idempotent.inbox.CallContext;
+import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentStorage;
 import dev.idempotent.inbox.Effect;
@@ -9,6 +11,7 @@ import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.InboxStorageException;
@@ -19,9 +22,6 @@ import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.Phase;
 import dev.idempotent.inbox.StaleMessageException;
-import dev.idempotent.inbox.CallContext;
-import dev.idempotent.inbox.CommitMode;
-import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package dev.idempotent.inbox.internal;
 
 import dev.idempotent.inbox.Content;
-import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.InvalidMessageException.Problem;
+import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.MessageIds;
 import java.time.Duration;
 import java.time.Instant;
