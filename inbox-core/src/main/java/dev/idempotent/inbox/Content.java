@@ -80,6 +80,7 @@ public final class Content {
      * such numbers as strings.
      *
      * @param json the JSON text
+     * @return the content, in canonical form
      * @throws InvalidMessageException with {@link InvalidMessageException.Problem#CONTENT_MALFORMED}
      *     for text that is refused; its message gives a reason and an index, never the content
      */
@@ -93,6 +94,7 @@ public final class Content {
      * Bytes that are not UTF-8, and a leading byte-order mark, are refused as well.
      *
      * @param utf8 the JSON text, UTF-8 encoded
+     * @return the content, in canonical form
      * @throws InvalidMessageException with {@link InvalidMessageException.Problem#CONTENT_MALFORMED}
      *     for bytes that are refused
      */

@@ -84,6 +84,9 @@ public interface Inbox<H> extends AutoCloseable {
      * <p>There is no void form with an origin time: end the lambda with {@code return null;} and
      * call {@link #apply(String, Content, Instant, Effect)}.
      *
+     * @param <X> the checked exception the effect may throw
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
      * @param effect the business change, run inside the transaction only for a new id
      * @return the outcome, never {@code null}; returned only after the commit that holds it
      * @throws X the effect's own exception, unchanged; nothing was recorded
