@@ -9,10 +9,12 @@ import java.util.Objects;
  * What "the same business content" means for one id: a {@link ContentType} and canonical bytes.
  *
  * <p>Two deliveries of one id are duplicates when their contents have equal fingerprints, and a
- * conflict otherwise. For structured content the sender must produce canonical bytes (a stable
- * field order and number format, for instance) and name the schema and its version, so that a
- * change of canonical form shows as a {@linkplain Outcome.Conflict#contentTypeChanged() type
- * change} instead of passing for changed business.
+ * conflict otherwise. JSON is canonicalised by {@link #json(String)}, so that key order,
+ * whitespace and number spelling do not turn a resend into a conflict. For other structured
+ * content the sender must produce canonical bytes (a stable field order and number format, for
+ * instance) and name the schema and its version, so that a change of canonical form shows as a
+ * {@linkplain Outcome.Conflict#contentTypeChanged() type change} instead of passing for changed
+ * business.
  *
  * <p>Content is immutable; factories copy the bytes they are given.
  */
@@ -60,6 +62,45 @@ public final class Content {
     public static Content ofBytes(byte[] bytes) {
         Objects.requireNonNull(bytes, "bytes");
         return new Content(ContentType.BYTES, bytes.clone());
+    }
+
+    /**
+     * A JSON value, compared by its RFC 8785 canonical form (the JSON Canonicalization Scheme):
+     * object keys sorted, no whitespace, each number as the shortest form of its double, each
+     * string with the fewest escapes. So {@code {"qty": 1e2, "item": "crisps"}} and
+     * {@code {"item":"crisps","qty":100}} are the same content, and any change of a key or a value
+     * makes a different one. The type is {@link ContentType#JSON}; the bytes kept are the
+     * canonical form, as UTF-8. Any JSON value may stand at the top, not only an object.
+     *
+     * <p>Text without a single canonical form is refused, never altered, because an altered
+     * content could make a changed message pass for a duplicate: text that is not JSON by
+     * RFC 8259, a duplicate key in one object, a string with an unpaired surrogate, objects and
+     * arrays nested more than 100 deep, and a number that a double cannot hold as written (more
+     * than 17 significant digits, {@code 9007199254740993}, {@code 1e400}, {@code 1e-400}). Send
+     * such numbers as strings.
+     *
+     * @param json the JSON text
+     * @return the content, in canonical form
+     * @throws InvalidMessageException with {@link InvalidMessageException.Problem#CONTENT_MALFORMED}
+     *     for text that is refused; its message gives a reason and an index, never the content
+     */
+    public static Content json(String json) {
+        Objects.requireNonNull(json, "json");
+        return new Content(ContentType.JSON, CanonicalJson.canonicalize(json));
+    }
+
+    /**
+     * Like {@link #json(String)}, for JSON text as UTF-8 bytes, as it arrives in a request body.
+     * Bytes that are not UTF-8, and a leading byte-order mark, are refused as well.
+     *
+     * @param utf8 the JSON text, UTF-8 encoded
+     * @return the content, in canonical form
+     * @throws InvalidMessageException with {@link InvalidMessageException.Problem#CONTENT_MALFORMED}
+     *     for bytes that are refused
+     */
+    public static Content json(byte[] utf8) {
+        Objects.requireNonNull(utf8, "utf8");
+        return new Content(ContentType.JSON, CanonicalJson.canonicalize(utf8));
     }
 
     /**

@@ -20,6 +20,13 @@ public record ContentType(String name, int version) {
     public static final ContentType UTF8 = new ContentType("inbox.utf8", 1);
     /** Opaque bytes, as {@link Content#ofBytes(byte[])} takes them. */
     public static final ContentType BYTES = new ContentType("inbox.bytes", 1);
+    /**
+     * A JSON value in the canonical form of RFC 8785 (the JSON Canonicalization Scheme), encoded
+     * as UTF-8, as {@link Content#json(String)} makes it: object keys sorted by their UTF-16 code
+     * units, no whitespace, numbers written as ECMAScript writes doubles, strings with the fewest
+     * escapes. Version 1 is that form; another canonical form would come as another version.
+     */
+    public static final ContentType JSON = new ContentType("inbox.json", 1);
 
     static final String RESERVED_PREFIX = "inbox.";
     static final int MAX_NAME_LENGTH = 100;

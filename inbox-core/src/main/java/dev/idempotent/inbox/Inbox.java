@@ -2,6 +2,7 @@ package dev.idempotent.inbox;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -15,7 +16,6 @@ import java.util.Optional;
  * <pre>{@code
  * Outcome<Void> outcome = inbox.apply("snack-7", Content.of(7), tx -> {
  *     tx.execute("UPDATE stock SET total = total + ?", 7);
- *     return null;
  * });
  * if (outcome.isAccepted()) {
  *     ack("snack-7"); // Applied now or applied before: both are success
@@ -44,6 +44,10 @@ public interface Inbox<H> extends AutoCloseable {
      *       effect did not run and the earlier business is kept untouched.
      * </ul>
      *
+     * <p>An expression lambda's value is the result: {@code tx -> tx.execute(sql)} gives an
+     * {@code Outcome<Integer>} with the row count. A statement lambda without a value goes to
+     * {@link #apply(String, Content, VoidEffect)} instead.
+     *
      * @param <R> what the effect returns
      * @param <X> the checked exception the effect may throw
      * @param id the business id, 1 to 255 characters, no control characters
@@ -57,8 +61,48 @@ public interface Inbox<H> extends AutoCloseable {
      * @throws OutcomeUnknownException when the commit was attempted but its result is unknown
      * @throws InboxStorageException when the database failed; nothing was applied
      */
+    // The void overload beside this one is not ambiguous, although javac's lint says it may be:
+    // Effect extends VoidEffect, so this overload is the more specific (see Effect).
+    @SuppressWarnings("overloads")
     default <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<H, R, X> effect) throws X {
         return apply(id, content, null, effect);
+    }
+
+    /**
+     * Like {@link #apply(String, Content, Effect)}, for an effect that returns nothing: a
+     * statement lambda such as {@code tx -> { tx.execute(sql); }}. Runs in the same transaction,
+     * with the same outcomes and exceptions; an {@link Outcome.Applied} carries a {@code null}
+     * result.
+     *
+     * <pre>{@code
+     * Outcome<Void> outcome = inbox.apply("snack-7", Content.of(7), tx -> {
+     *     tx.execute("UPDATE stock SET total = total + ?", 7);
+     *     tx.execute("INSERT INTO movement (item, qty) VALUES (?, ?)", "snack", 7);
+     * });
+     * }</pre>
+     *
+     * <p>There is no void form with an origin time: end the lambda with {@code return null;} and
+     * call {@link #apply(String, Content, Instant, Effect)}.
+     *
+     * @param <X> the checked exception the effect may throw
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
+     * @param effect the business change, run inside the transaction only for a new id
+     * @return the outcome, never {@code null}; returned only after the commit that holds it
+     * @throws X the effect's own exception, unchanged; nothing was recorded
+     * @throws InvalidMessageException for a bad id or content; nothing was written
+     * @throws InboxBusyException when the write lock was not obtained within the busy timeout;
+     *     nothing was applied and the call may be retried
+     * @throws OutcomeUnknownException when the commit was attempted but its result is unknown
+     * @throws InboxStorageException when the database failed; nothing was applied
+     */
+    @SuppressWarnings("overloads")
+    default <X extends Exception> Outcome<Void> apply(String id, Content content, VoidEffect<H, X> effect) throws X {
+        Objects.requireNonNull(effect, "effect");
+        return apply(id, content, null, tx -> {
+            effect.run(tx);
+            return null;
+        });
     }
 
     /**

@@ -35,7 +35,14 @@ public final class InvalidMessageException extends InboxException {
          * the horizon, and an origin in the future stays newer than any horizon for as long as it
          * is in the future.
          */
-        ORIGIN_IN_FUTURE
+        ORIGIN_IN_FUTURE,
+        /**
+         * {@link Content#json(String)} was given text that has no single canonical form: not JSON,
+         * not UTF-8, a duplicate key, an unpaired surrogate, a number a double would round, or
+         * nesting too deep. Refused rather than altered, since an altered content could make a
+         * changed message pass for a duplicate.
+         */
+        CONTENT_MALFORMED
     }
 
     /** What was wrong with the message. */
