@@ -1,7 +1,6 @@
 package dev.idempotent.inbox;
 
 import dev.idempotent.inbox.InvalidMessageException.Problem;
-import dev.idempotent.inbox.internal.FingerprintEncoding;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;

@@ -1,9 +1,9 @@
 package dev.idempotent.inbox;
 
-import dev.idempotent.inbox.internal.FingerprintEncoding;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What "the same business content" means for one id: a {@link ContentType} and canonical bytes.
@@ -157,6 +157,17 @@ public final class Content {
     /** {@return the fingerprint under the current encoding} */
     public Fingerprint fingerprint() {
         return FingerprintEncoding.CURRENT.fingerprint(type, bytes);
+    }
+
+    /**
+     * The fingerprint under an older encoding, to compare this content with a fingerprint stored
+     * under that encoding.
+     *
+     * @param algorithm the encoding's version, as {@link Fingerprint#algorithm()} holds it
+     * @return the fingerprint, or empty if this library does not know that encoding (a newer one)
+     */
+    public Optional<Fingerprint> fingerprintUnder(int algorithm) {
+        return FingerprintEncoding.of(algorithm).map(encoding -> encoding.fingerprint(type, bytes));
     }
 
     @Override

@@ -287,13 +287,11 @@ public final class InboxEngine<H> implements Inbox<H> {
     private <R> Outcome<R> judge(String id, InboxRecord stored, Content offered, Fingerprint offeredPrint) {
         Fingerprint storedPrint = stored.fingerprint();
         Fingerprint comparable = storedPrint.algorithm() == offeredPrint.algorithm() ? offeredPrint
-                : FingerprintEncoding.of(storedPrint.algorithm())
-                        .orElseThrow(() -> new InboxStorageException(
-                                InboxStorageException.Kind.NEWER_SCHEMA,
-                                "inbox '" + settings.name() + "' holds id '" + id + "' fingerprinted with encoding v"
-                                        + storedPrint.algorithm() + ", newer than this library knows",
-                                null))
-                        .fingerprint(offered.type(), offered.bytes());
+                : offered.fingerprintUnder(storedPrint.algorithm()).orElseThrow(() -> new InboxStorageException(
+                        InboxStorageException.Kind.NEWER_SCHEMA,
+                        "inbox '" + settings.name() + "' holds id '" + id + "' fingerprinted with encoding v"
+                                + storedPrint.algorithm() + ", newer than this library knows",
+                        null));
         if (storedPrint.equals(comparable)) {
             return new Outcome.Duplicate<>(id, stored.firstReceivedAt(), storedPrint);
         }

@@ -1,7 +1,5 @@
-package dev.idempotent.inbox.internal;
+package dev.idempotent.inbox;
 
-import dev.idempotent.inbox.ContentType;
-import dev.idempotent.inbox.Fingerprint;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -16,7 +14,7 @@ import java.util.Optional;
  * The versioned encodings a {@link Fingerprint} digests. A new encoding is added as a new constant;
  * old ones stay, because rows written under them must still be compared under them.
  */
-public enum FingerprintEncoding {
+enum FingerprintEncoding {
 
     /**
      * SHA-256 over: the tag {@code "dev.idempotent.inbox/fingerprint/1"}, the type name (UTF-8,
@@ -39,7 +37,7 @@ public enum FingerprintEncoding {
     };
 
     /** The encoding new fingerprints are taken with. */
-    public static final FingerprintEncoding CURRENT = V1;
+    static final FingerprintEncoding CURRENT = V1;
 
     private final int version;
 
@@ -48,12 +46,12 @@ public enum FingerprintEncoding {
     }
 
     /** The version number stored beside each digest. */
-    public int version() {
+    int version() {
         return version;
     }
 
     /** The encoding with this version number, if this library knows it. */
-    public static Optional<FingerprintEncoding> of(int version) {
+    static Optional<FingerprintEncoding> of(int version) {
         for (FingerprintEncoding encoding : values()) {
             if (encoding.version == version) {
                 return Optional.of(encoding);
@@ -68,7 +66,7 @@ public enum FingerprintEncoding {
      * {@code text} as UTF-8, refusing what has no UTF-8 form. {@code String.getBytes} would put a
      * {@code ?} in place of an unpaired surrogate, and two different texts would digest alike.
      */
-    public static byte[] utf8(String text) {
+    static byte[] utf8(String text) {
         try {
             ByteBuffer encoded = StandardCharsets.UTF_8.newEncoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
@@ -81,7 +79,7 @@ public enum FingerprintEncoding {
     }
 
     /** The fingerprint of {@code bytes} of {@code type} under this encoding. */
-    public Fingerprint fingerprint(ContentType type, byte[] bytes) {
+    Fingerprint fingerprint(ContentType type, byte[] bytes) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(encode(type, bytes));
             return new Fingerprint(version, type, digest);
