@@ -24,14 +24,17 @@ import org.jdbi.v3.core.Jdbi;
  * one-row {@code stock} table, reached through a HikariCP pool as an application would. Both
  * schemas are dropped on {@link #close}.
  *
- * <p>The server is {@code -Dinbox.bench.pg.url} (default {@code
- * jdbc:postgresql://127.0.0.1:5432/test}) as {@code -Dinbox.bench.pg.user} (default {@code postgres},
- * no password).
+ * <p>The server is {@code -Dinbox.bench.pg.url} as {@code -Dinbox.bench.pg.user}, no password. Their
+ * defaults are the tests' server: {@code jdbc:postgresql://127.0.0.1:5432/test} as {@code postgres},
+ * or what {@code INBOX_PG_HOST}, {@code INBOX_PG_PORT}, {@code INBOX_PG_DATABASE} and
+ * {@code INBOX_PG_USER} say.
  */
 public abstract class PostgresState {
 
-    static final String URL = System.getProperty("inbox.bench.pg.url", "jdbc:postgresql://127.0.0.1:5432/test");
-    static final String USER = System.getProperty("inbox.bench.pg.user", "postgres");
+    static final String URL = System.getProperty("inbox.bench.pg.url", "jdbc:postgresql://"
+            + environment("INBOX_PG_HOST", "127.0.0.1") + ":" + environment("INBOX_PG_PORT", "5432") + "/"
+            + environment("INBOX_PG_DATABASE", "test"));
+    static final String USER = System.getProperty("inbox.bench.pg.user", environment("INBOX_PG_USER", "postgres"));
     static final int POOL_SIZE = 16;
 
     private final AtomicLong sequence = new AtomicLong();
@@ -43,6 +46,11 @@ public abstract class PostgresState {
     private PostgresInbox inbox;
     private HandWrittenPostgres jdbc;
     private Connection monitor;
+
+    private static String environment(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
+    }
 
     /** Creates both schemas, the inbox and the baseline. */
     protected void open() throws SQLException {

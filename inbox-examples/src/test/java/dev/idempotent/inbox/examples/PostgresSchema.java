@@ -5,13 +5,18 @@ import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * A schema of its own in the local PostgreSQL test database (127.0.0.1:5432, database
- * {@code test}, user {@code postgres}, trust authentication), so that test runs never see each
- * other's rows. Dropped with everything in it on {@link #close()}.
+ * A schema of its own in the PostgreSQL test database, so that test runs never see each other's
+ * rows. Dropped with everything in it on {@link #close()}. The server is 127.0.0.1:5432, database
+ * {@code test}, user {@code postgres} with trust authentication, unless {@code INBOX_PG_HOST},
+ * {@code INBOX_PG_PORT}, {@code INBOX_PG_DATABASE} or {@code INBOX_PG_USER} say otherwise.
  */
 final class PostgresSchema implements AutoCloseable {
 
-    private static final String SERVER = "postgresql://127.0.0.1:5432/test?user=postgres";
+    /** Host, port and database, as a warehouse on this server describes where it is. */
+    static final String ADDRESS = environment("INBOX_PG_HOST", "127.0.0.1") + ":"
+            + environment("INBOX_PG_PORT", "5432") + "/" + environment("INBOX_PG_DATABASE", "test");
+    private static final String SERVER =
+            "postgresql://" + ADDRESS + "?user=" + environment("INBOX_PG_USER", "postgres");
 
     private final String name;
     private final Jdbi admin;
@@ -19,6 +24,11 @@ final class PostgresSchema implements AutoCloseable {
     private PostgresSchema(String name) {
         this.name = name;
         this.admin = Jdbi.create("jdbc:" + SERVER);
+    }
+
+    private static String environment(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
     }
 
     /** Creates a new schema whose name starts with {@code prefix}. */

@@ -36,7 +36,7 @@ class PostgresWarehouseTest {
                 Warehouse second = WarehouseDatabase.open(schema.url());
                 WarehouseServer one = WarehouseServer.start(first, ReceiverSettings.loopback());
                 WarehouseServer two = WarehouseServer.start(second, ReceiverSettings.loopback())) {
-            assertTrue(first.describe().startsWith("PostgreSQL 127.0.0.1:5432/test"), first.describe());
+            assertTrue(first.describe().startsWith("PostgreSQL " + PostgresSchema.ADDRESS), first.describe());
             Http a = new Http(one.uri());
             Http b = new Http(two.uri());
             assertTrue(a.receipt("snack-7", 7).json().get("applied").booleanValue());

@@ -160,7 +160,7 @@ class ScaleOutTest {
             String line = receiver.nextLine(Duration.ofSeconds(60));
             Matcher url = URL.matcher(line);
             assertTrue(url.find(), "first line names the address: " + line);
-            assertTrue(line.contains("PostgreSQL 127.0.0.1:5432/test"), line);
+            assertTrue(line.contains("PostgreSQL " + PostgresSchema.ADDRESS), line);
             uris.add(URI.create(url.group()));
         }
         return uris;

@@ -13,17 +13,18 @@ import org.jdbi.v3.core.Jdbi;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * A schema of its own in the test database on 127.0.0.1:5432 (trust authentication, database
- * {@code test}, user {@code postgres}), created with a random name and dropped with everything in
- * it on close, so runs never see each other's rows. Every connection of {@link #jdbi()} has the
- * schema as its {@code search_path}.
+ * A schema of its own in the test database, created with a random name and dropped with everything
+ * in it on close, so runs never see each other's rows. Every connection of {@link #jdbi()} has the
+ * schema as its {@code search_path}. The server is 127.0.0.1:5432, database {@code test}, user
+ * {@code postgres} with trust authentication, unless {@code INBOX_PG_HOST}, {@code INBOX_PG_PORT},
+ * {@code INBOX_PG_DATABASE} or {@code INBOX_PG_USER} say otherwise.
  */
 final class PostgresFixture implements InboxFixture {
 
-    static final String HOST = "127.0.0.1";
-    static final int PORT = 5432;
-    static final String DATABASE = "test";
-    static final String USER = "postgres";
+    static final String HOST = environment("INBOX_PG_HOST", "127.0.0.1");
+    static final int PORT = Integer.parseInt(environment("INBOX_PG_PORT", "5432"));
+    static final String DATABASE = environment("INBOX_PG_DATABASE", "test");
+    static final String USER = environment("INBOX_PG_USER", "postgres");
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -45,6 +46,11 @@ final class PostgresFixture implements InboxFixture {
         this.admin = Jdbi.create(dataSource(PORT, null));
         admin.useHandle(handle -> handle.execute("CREATE SCHEMA " + schema));
         this.jdbi = jdbi("");
+    }
+
+    private static String environment(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
     }
 
     /** The schema this fixture works in. */

@@ -12,6 +12,7 @@ import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.internal.GroupCommitProbe;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
@@ -81,25 +83,24 @@ class GroupCommitTest {
         }));
     }
 
-    /** Waits until {@code threads} are parked, that is queued behind the writer. */
-    private static void awaitParked(List<Thread> threads) {
+    /** Waits until {@code count} callers are queued behind the writer, polling the group commit's queue. */
+    private void awaitQueued(int count) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!threads.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING)) {
+        while (GroupCommitProbe.queued(inbox) != count) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("callers did not queue: " + threads.stream().map(Thread::getState).toList());
+                throw new AssertionError("expected " + count + " queued callers, found " + GroupCommitProbe.queued(inbox));
             }
-            Thread.onSpinWait();
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
     }
 
-    private List<Future<Outcome<Integer>>> queueCallers(int count, List<Thread> threads, String failingId,
-            RuntimeException failure) throws InterruptedException {
+    private List<Future<Outcome<Integer>>> queueCallers(int count, String failingId, RuntimeException failure)
+            throws InterruptedException {
         List<Future<Outcome<Integer>>> results = new ArrayList<>();
         CountDownLatch started = new CountDownLatch(count);
         for (int i = 0; i < count; i++) {
             String id = "item-" + i;
             results.add(callers.submit(() -> {
-                threads.add(Thread.currentThread());
                 started.countDown();
                 return inbox.apply(id, Content.of(10), tx -> {
                     if (id.equals(failingId)) {
@@ -120,9 +121,8 @@ class GroupCommitTest {
         CountDownLatch release = new CountDownLatch(1);
         Future<Outcome<Integer>> blocker = blockWriter(running, release);
         running.await();
-        List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
-        List<Future<Outcome<Integer>>> queued = queueCallers(7, threads, null, null);
-        awaitParked(threads);
+        List<Future<Outcome<Integer>>> queued = queueCallers(7, null, null);
+        awaitQueued(7);
 
         release.countDown();
 
@@ -143,10 +143,9 @@ class GroupCommitTest {
         CountDownLatch release = new CountDownLatch(1);
         Future<Outcome<Integer>> blocker = blockWriter(running, release);
         running.await();
-        List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
         IllegalStateException failure = new IllegalStateException("shelf 3 is broken");
-        List<Future<Outcome<Integer>>> queued = queueCallers(7, threads, "item-3", failure);
-        awaitParked(threads);
+        List<Future<Outcome<Integer>>> queued = queueCallers(7, "item-3", failure);
+        awaitQueued(7);
 
         release.countDown();
 

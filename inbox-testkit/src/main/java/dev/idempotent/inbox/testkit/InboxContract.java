@@ -3,7 +3,6 @@ package dev.idempotent.inbox.testkit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -607,24 +606,28 @@ public abstract class InboxContract {
         CountDownLatch start = new CountDownLatch(1);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
-            List<Future<?>> done = new ArrayList<>();
+            List<Future<List<Outcome<Integer>>>> done = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
                 done.add(pool.submit(() -> {
                     start.await();
+                    List<Outcome<Integer>> outcomes = new ArrayList<>();
                     for (int i = 0; i < perThread; i++) {
-                        receive(inbox, "item-" + thread + "-" + i, 1);
+                        outcomes.add(receive(inbox, "item-" + thread + "-" + i, 1));
                     }
-                    return null;
+                    return outcomes;
                 }));
             }
             start.countDown();
-            for (Future<?> future : done) {
-                future.get(120, TimeUnit.SECONDS);
+            for (Future<List<Outcome<Integer>>> future : done) {
+                for (Outcome<Integer> outcome : future.get(120, TimeUnit.SECONDS)) {
+                    assertInstanceOf(Outcome.Applied.class, outcome);
+                }
             }
+            assertEquals(threads * perThread, effects.get(), "each effect ran once");
             assertEquals(threads * perThread, stock.total());
             assertEquals(threads * perThread, rows(inbox));
-            assertNotEquals(0, inbox.stats().applied());
+            assertStats(inbox, threads * perThread, 0, 0, 0, 0, 0);
         } finally {
             pool.shutdownNow();
         }
