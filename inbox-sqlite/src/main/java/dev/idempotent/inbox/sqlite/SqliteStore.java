@@ -12,8 +12,6 @@ import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -22,8 +20,6 @@ import java.util.Optional;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
-import org.sqlite.SQLiteConnection;
-import org.sqlite.SQLiteConnectionConfig;
 
 /**
  * The SQLite storage behind {@link SqliteInbox}.
@@ -49,12 +45,10 @@ final class SqliteStore implements InboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
 
-    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
 
-    private static final String SELECT = "SELECT " + InboxRows.COLUMNS + " FROM inbox_message WHERE inbox = ? AND id = ?";
 
-    private static final String SELECT_HORIZON = "SELECT horizon FROM inbox_horizon WHERE inbox = ?";
+    static final TimeColumn TIME = TimeColumn.EPOCH_MILLIS;
+
 
     private static final String RAISE_HORIZON = """
             INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)
@@ -72,7 +66,7 @@ final class SqliteStore implements InboxStore<Handle> {
     private final WalCheckpointer checkpointer;
     // Used by one thread at a time, the one the core lets open a transaction; the core's queue
     // orders those uses. Null after a connection in doubt was dropped, until the next transaction.
-    private Writer writer;
+    private SqliteWriter writer;
 
     SqliteStore(Jdbi jdbi, Duration busyTimeout) {
         this.jdbi = jdbi;
@@ -81,7 +75,7 @@ final class SqliteStore implements InboxStore<Handle> {
         Handle handle = openConfigured();
         try {
             createSchema(handle);
-            writer = new Writer(handle);
+            writer = new SqliteWriter(handle);
         } catch (RuntimeException e) {
             closeQuietly(handle);
             throw e;
@@ -96,44 +90,33 @@ final class SqliteStore implements InboxStore<Handle> {
 
     @Override
     public StoreTransaction<Handle> begin() {
-        Writer current = writer();
+        SqliteWriter current = writer();
         current.run(current.begin, "beginning the transaction");
         return new SqliteTransaction(current);
     }
 
     @Override
     public Optional<InboxRecord> find(String inbox, String id) {
-        return read(handle -> select(handle, inbox, id), "reading the inbox record");
+        return read(connection -> InboxRows.find(connection, inbox, id, TIME), "reading the inbox record");
     }
 
     @Override
     public Optional<Instant> horizon(String inbox) {
-        return read(handle -> horizon(handle, inbox), "reading the horizon");
+        return read(connection -> InboxRows.horizon(connection, inbox, TIME), "reading the horizon");
     }
 
     @Override
     public Optional<Instant> oldestReceivedAt(String inbox) {
-        return read(handle -> handle.createQuery("SELECT MIN(received_at) FROM inbox_message WHERE inbox = ?")
-                .bind(0, inbox)
-                .mapTo(Long.class)
-                .findOne()
-                .map(Instant::ofEpochMilli), "reading the oldest row");
+        return read(connection -> InboxRows.oldestReceivedAt(connection, inbox, TIME), "reading the oldest row");
     }
 
-    private <T> T read(org.jdbi.v3.core.HandleCallback<T, RuntimeException> query, String doing) {
+    /** Runs {@code query} on a connection of its own, outside the writer's transactions. */
+    private <T> T read(InboxRows.Query<T> query, String doing) {
         try {
-            return jdbi.withHandle(query);
-        } catch (JdbiException e) {
+            return jdbi.withHandle(handle -> query.run(handle.getConnection()));
+        } catch (SQLException | JdbiException e) {
             throw SqliteErrors.translate(e, doing);
         }
-    }
-
-    private static Optional<Instant> horizon(Handle handle, String inbox) {
-        return handle.createQuery(SELECT_HORIZON)
-                .bind(0, inbox)
-                .mapTo(Long.class)
-                .findOne()
-                .map(Instant::ofEpochMilli);
     }
 
     @Override
@@ -142,11 +125,11 @@ final class SqliteStore implements InboxStore<Handle> {
         checkpointer.close();
     }
 
-    private Writer writer() {
+    private SqliteWriter writer() {
         if (writer == null) {
             Handle handle = openConfigured();
             try {
-                writer = new Writer(handle);
+                writer = new SqliteWriter(handle);
             } catch (RuntimeException e) {
                 closeQuietly(handle);
                 throw e;
@@ -182,7 +165,7 @@ final class SqliteStore implements InboxStore<Handle> {
         }
     }
 
-    private static void closeQuietly(Handle handle) {
+    static void closeQuietly(Handle handle) {
         try {
             handle.close();
         } catch (JdbiException ignored) {
@@ -254,125 +237,15 @@ final class SqliteStore implements InboxStore<Handle> {
         }
     }
 
-    private static Optional<InboxRecord> select(Handle handle, String inbox, String id) {
-        return handle.createQuery(SELECT)
-                .bind(0, inbox)
-                .bind(1, id)
-                .map((rs, ctx) -> InboxRows.read(rs, TimeColumn.EPOCH_MILLIS))
-                .findOne();
-    }
-
-    /**
-     * The writer connection and the statements every transaction runs on it, prepared once when the
-     * connection opens and closed with it. A connection in doubt is discarded with its statements;
-     * the next transaction opens a new one and prepares them again.
-     */
-    private static final class Writer {
-
-        final Handle handle;
-        final PreparedStatement begin;
-        final PreparedStatement claim;
-        final PreparedStatement select;
-        final PreparedStatement horizon;
-        final PreparedStatement savepoint;
-        final PreparedStatement release;
-        final PreparedStatement rollbackTo;
-        final PreparedStatement commit;
-        final PreparedStatement rollback;
-        // Null when the connection is not sqlite-jdbc's own and cannot be unwrapped to it.
-        private final SQLiteConnectionConfig driverConfig;
-        private final boolean effectsGetKeys;
-
-        Writer(Handle handle) {
-            this.handle = handle;
-            handle.setStatementBuilder(new ReusingStatementBuilder());
-            Connection connection = handle.getConnection();
-            try {
-                driverConfig = connection.isWrapperFor(SQLiteConnection.class)
-                        ? connection.unwrap(SQLiteConnection.class).getConnectionConfig() : null;
-                effectsGetKeys = driverConfig != null && driverConfig.isGetGeneratedKeys();
-                begin = connection.prepareStatement("BEGIN IMMEDIATE");
-                claim = connection.prepareStatement(CLAIM);
-                select = connection.prepareStatement(SELECT);
-                horizon = connection.prepareStatement(SELECT_HORIZON);
-                savepoint = connection.prepareStatement("SAVEPOINT inbox_message");
-                release = connection.prepareStatement("RELEASE inbox_message");
-                rollbackTo = connection.prepareStatement("ROLLBACK TO inbox_message");
-                commit = connection.prepareStatement("COMMIT");
-                rollback = connection.prepareStatement("ROLLBACK");
-            } catch (SQLException e) {
-                // Statements prepared so far are closed with the connection, which the caller closes.
-                throw SqliteErrors.translate(e, "preparing the inbox's statements");
-            }
-        }
-
-        /** Closes the statements, then the connection; nothing thrown, the writer is being dropped. */
-        void close() {
-            for (PreparedStatement statement : new PreparedStatement[] {
-                    begin, claim, select, horizon, savepoint, release, rollbackTo, commit, rollback}) {
-                try {
-                    statement.close();
-                } catch (SQLException ignored) {
-                    // Closing the connection below releases whatever the statement still held.
-                }
-            }
-            closeQuietly(handle);
-        }
-
-        /**
-         * Readies the connection for the inbox's own statements. sqlite-jdbc follows every INSERT,
-         * by default, with a query of its own for the generated key (a {@code SELECT
-         * last_insert_rowid()}, prepared and finalized each time), and matches every other
-         * statement's text against a pattern to find out whether it is one: a quarter of a durable
-         * call's CPU here, for keys the inbox never reads.
-         */
-        void forOwnStatements() {
-            if (driverConfig != null) {
-                driverConfig.setGetGeneratedKeys(false);
-            }
-        }
-
-        /** Readies the connection for an effect: generated keys as the connection was opened with. */
-        void forEffect() {
-            if (driverConfig != null) {
-                driverConfig.setGetGeneratedKeys(effectsGetKeys);
-            }
-        }
-
-        /** Runs one of the writer's own prepared statements that returns no rows. */
-        void run(PreparedStatement statement, String doing) {
-            forOwnStatements();
-            try {
-                statement.execute();
-            } catch (SQLException e) {
-                throw SqliteErrors.translate(e, doing);
-            }
-        }
-
-        /** Executes the bound claim; true if it inserted the row. */
-        boolean insert() throws SQLException {
-            forOwnStatements();
-            return claim.executeUpdate() == 1;
-        }
-
-        Optional<InboxRecord> select(String inbox, String id) throws SQLException {
-            select.setString(1, inbox);
-            select.setString(2, id);
-            // Closing the result set resets the statement for its next use; the statement stays open.
-            try (ResultSet rs = select.executeQuery()) {
-                return rs.next() ? Optional.of(InboxRows.read(rs, TimeColumn.EPOCH_MILLIS)) : Optional.empty();
-            }
-        }
-    }
 
     /** One BEGIN IMMEDIATE transaction on the writer connection. */
     private final class SqliteTransaction implements StoreTransaction<Handle> {
 
-        private final Writer writer;
+        private final SqliteWriter writer;
         private final Handle handle;
         private boolean ended;
 
-        SqliteTransaction(Writer writer) {
+        SqliteTransaction(SqliteWriter writer) {
             this.writer = writer;
             this.handle = writer.handle;
         }
@@ -387,7 +260,7 @@ final class SqliteStore implements InboxStore<Handle> {
         public Optional<InboxRecord> claim(
                 String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
             try {
-                InboxRows.bindClaim(writer.claim, inbox, id, fingerprint, content, receivedAt, TimeColumn.EPOCH_MILLIS);
+                InboxRows.bindClaim(writer.claim, inbox, id, fingerprint, content, receivedAt, TIME);
                 if (writer.insert()) {
                     return Optional.empty();
                 }

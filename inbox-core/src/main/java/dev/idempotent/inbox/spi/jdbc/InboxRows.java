@@ -8,10 +8,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Optional;
 
 /**
  * What every JDBC store does the same way with table {@code inbox_message}: the order of its
@@ -31,6 +33,23 @@ public final class InboxRows {
     public static final String PLACEHOLDERS = "?, ?, ?, ?, ?, ?, ?, ?";
 
     private InboxRows() {}
+
+    /**
+     * A read a store runs on a connection it opened for it.
+     *
+     * @param <T> what the read returns
+     */
+    @FunctionalInterface
+    public interface Query<T> {
+        /**
+         * Runs the read.
+         *
+         * @param connection the connection to read through
+         * @return what was read
+         * @throws SQLException if the database failed
+         */
+        T run(Connection connection) throws SQLException;
+    }
 
     /**
      * Binds a claim's values to parameters 1 to 8 of {@code claim}, in the order of {@link #COLUMNS}.
@@ -72,6 +91,65 @@ public final class InboxRows {
                 new Fingerprint(row.getInt("fingerprint_algorithm"), type, row.getBytes("fingerprint")),
                 time.read(row, "received_at"),
                 row.getBytes("content"));
+    }
+
+    /**
+     * Reads the committed record of {@code id}, as {@code InboxStore.find} answers.
+     *
+     * @param connection a connection outside any write transaction of the inbox
+     * @param inbox the inbox's name
+     * @param id the id
+     * @param time how the store's time columns hold an instant
+     * @return the record, or empty
+     * @throws SQLException if the database failed
+     */
+    public static Optional<InboxRecord> find(Connection connection, String inbox, String id, TimeColumn time)
+            throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement(
+                "SELECT " + COLUMNS + " FROM inbox_message WHERE inbox = ? AND id = ?")) {
+            select.setString(1, inbox);
+            select.setString(2, id);
+            try (ResultSet row = select.executeQuery()) {
+                return row.next() ? Optional.of(read(row, time)) : Optional.empty();
+            }
+        }
+    }
+
+    /**
+     * Reads the horizon of {@code inbox} as {@code connection} sees it.
+     *
+     * @param connection a connection, in a transaction of the inbox's or outside any
+     * @param inbox the inbox's name
+     * @param time how the store's time columns hold an instant
+     * @return the horizon, or empty if the inbox was never purged
+     * @throws SQLException if the database failed
+     */
+    public static Optional<Instant> horizon(Connection connection, String inbox, TimeColumn time) throws SQLException {
+        return instant(connection, "SELECT horizon AS t FROM inbox_horizon WHERE inbox = ?", inbox, time);
+    }
+
+    /**
+     * Reads the receive time of the oldest row of {@code inbox}.
+     *
+     * @param connection a connection outside any write transaction of the inbox
+     * @param inbox the inbox's name
+     * @param time how the store's time columns hold an instant
+     * @return that time, or empty if the inbox has no rows
+     * @throws SQLException if the database failed
+     */
+    public static Optional<Instant> oldestReceivedAt(Connection connection, String inbox, TimeColumn time)
+            throws SQLException {
+        return instant(connection, "SELECT MIN(received_at) AS t FROM inbox_message WHERE inbox = ?", inbox, time);
+    }
+
+    private static Optional<Instant> instant(Connection connection, String sql, String inbox, TimeColumn time)
+            throws SQLException {
+        try (PreparedStatement query = connection.prepareStatement(sql)) {
+            query.setString(1, inbox);
+            try (ResultSet row = query.executeQuery()) {
+                return row.next() ? Optional.ofNullable(time.read(row, "t")) : Optional.empty();
+            }
+        }
     }
 
     /**

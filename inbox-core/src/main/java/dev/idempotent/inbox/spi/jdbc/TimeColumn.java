@@ -22,7 +22,8 @@ public enum TimeColumn {
 
         @Override
         public Instant read(ResultSet row, String column) throws SQLException {
-            return Instant.ofEpochMilli(row.getLong(column));
+            long millis = row.getLong(column);
+            return row.wasNull() ? null : Instant.ofEpochMilli(millis);
         }
     },
 
@@ -35,7 +36,8 @@ public enum TimeColumn {
 
         @Override
         public Instant read(ResultSet row, String column) throws SQLException {
-            return row.getObject(column, OffsetDateTime.class).toInstant();
+            OffsetDateTime time = row.getObject(column, OffsetDateTime.class);
+            return time == null ? null : time.toInstant();
         }
     };
 
@@ -54,7 +56,7 @@ public enum TimeColumn {
      *
      * @param row the result set, positioned on a row
      * @param column the column's name
-     * @return the instant
+     * @return the instant, or {@code null} if the column is SQL {@code NULL}
      * @throws SQLException if the column is missing or of another type
      */
     public abstract Instant read(ResultSet row, String column) throws SQLException;
