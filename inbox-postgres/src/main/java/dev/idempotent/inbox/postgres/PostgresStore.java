@@ -34,10 +34,7 @@ final class PostgresStore implements InboxStore<Handle> {
 
     static final Logger log = LoggerFactory.getLogger(PostgresStore.class);
 
-
     static final TimeColumn TIME = TimeColumn.TIMESTAMP_UTC;
-
-
 
     // Serialises first use among processes that start together on an empty schema: concurrent
     // CREATE TABLE IF NOT EXISTS of one table can fail on the catalog's unique index. The second

@@ -60,7 +60,6 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
                 ORDER BY received_at, id LIMIT :limit))
             RETURNING received_at, id""";
 
-
     private final Handle handle;
     private final Connection connection;
     private final FailedStatements effectFailures;

@@ -45,10 +45,7 @@ final class SqliteStore implements InboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
 
-
-
     static final TimeColumn TIME = TimeColumn.EPOCH_MILLIS;
-
 
     private static final String RAISE_HORIZON = """
             INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)
@@ -236,7 +233,6 @@ final class SqliteStore implements InboxStore<Handle> {
             throw SqliteErrors.translate(e, doing);
         }
     }
-
 
     /** One BEGIN IMMEDIATE transaction on the writer connection. */
     private final class SqliteTransaction implements StoreTransaction<Handle> {
