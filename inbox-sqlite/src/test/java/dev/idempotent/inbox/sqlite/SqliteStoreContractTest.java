@@ -1,0 +1,31 @@
+package dev.idempotent.inbox.sqlite;
+
+import dev.idempotent.inbox.spi.InboxStore;
+import dev.idempotent.inbox.testkit.InboxFixture;
+import dev.idempotent.inbox.testkit.StoreContract;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.jdbi.v3.core.Handle;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The store contract for {@link SqliteStore}, over a real SQLite file. */
+class SqliteStoreContractTest extends StoreContract {
+
+    @TempDir
+    Path directory;
+
+    @Override
+    protected InboxFixture openFixture() {
+        return new SqliteFixture(directory);
+    }
+
+    @Override
+    protected InboxStore<Handle> openStore(Duration busyTimeout) {
+        return new SqliteStore(fixture.jdbi(), busyTimeout);
+    }
+
+    @Override
+    protected InboxStore.Writers declaredWriters() {
+        return InboxStore.Writers.ONE;
+    }
+}
