@@ -8,18 +8,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.testkit.GroupCommitProbe;
 import dev.idempotent.inbox.testkit.Stock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
 import org.junit.jupiter.api.AfterEach;
@@ -68,20 +69,17 @@ class PostgresGroupCommitTest {
 
     /** Queues callers item-0..item-6; item-3 (if {@code clash}) puts its item on an occupied place. */
     private List<Future<Outcome<Integer>>> queueSeven(boolean clash) throws InterruptedException {
-        List<Thread> threads = new CopyOnWriteArrayList<>();
         List<Future<Outcome<Integer>>> results = new ArrayList<>();
         for (int i = 0; i < 7; i++) {
             String id = "item-" + i;
             String item = clash && i == 3 ? "occupied" : id;
-            results.add(callers.submit(() -> {
-                threads.add(Thread.currentThread());
-                return inbox.apply(id, Content.of(10), tx -> receive(tx, id, item, 10));
-            }));
+            results.add(callers.submit(() -> inbox.apply(id, Content.of(10), tx -> receive(tx, id, item, 10))));
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (threads.size() < 7 || !threads.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING)) {
+        while (GroupCommitProbe.queued(inbox) < 7) {
             assertTrue(System.nanoTime() < deadline, "the callers did not queue behind the writer");
-            Thread.onSpinWait();
+            // Polling the queue's length: joining the queue fires no event to wait on.
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
         return results;
     }

@@ -17,6 +17,7 @@ final class SqliteErrors {
     static final int SQLITE_CORRUPT = 11;
     static final int SQLITE_FULL = 13;
     static final int SQLITE_CANTOPEN = 14;
+    static final int SQLITE_CONSTRAINT = 19;
     static final int SQLITE_NOTADB = 26;
 
     private SqliteErrors() {}

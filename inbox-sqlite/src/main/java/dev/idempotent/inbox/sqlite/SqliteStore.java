@@ -336,8 +336,10 @@ final class SqliteStore implements InboxStore<Handle> {
                 writer.commit.execute();
             } catch (SQLException e) {
                 int code = SqliteErrors.resultCode(e);
-                if (code == SqliteErrors.SQLITE_BUSY || code == SqliteErrors.SQLITE_FULL) {
-                    // SQLite refused before writing: the transaction did not commit.
+                if (code == SqliteErrors.SQLITE_BUSY || code == SqliteErrors.SQLITE_FULL
+                        || code == SqliteErrors.SQLITE_CONSTRAINT) {
+                    // SQLite refused before writing (a deferred constraint fails before anything is
+                    // written): the transaction did not commit.
                     throw SqliteErrors.translate(e, "committing");
                 }
                 throw new OutcomeUnknownException(

@@ -12,7 +12,7 @@ import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
-import dev.idempotent.inbox.internal.GroupCommitProbe;
+import dev.idempotent.inbox.testkit.GroupCommitProbe;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -19,6 +19,7 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.OutcomeUnknownException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -382,6 +383,8 @@ public abstract class GroupCommitContract {
             if (follower.ranOn == violating.ranOn) {
                 grouped++;
                 assertInstanceOf(InboxException.class, follower.failure(), follower.name + " shared the failed commit");
+                assertFalse(follower.failure() instanceof OutcomeUnknownException,
+                        "the database refused the commit, which is a definite failure: " + follower.failure());
                 assertTrue(inbox.find(follower.name).isEmpty(), follower.name + " is not recorded");
             } else {
                 assertInstanceOf(Outcome.Applied.class, follower.result(), follower.name + " was in another group");
