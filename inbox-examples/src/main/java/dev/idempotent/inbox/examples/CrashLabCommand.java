@@ -19,7 +19,10 @@ import picocli.CommandLine.Option;
  * The seed's lab: halts a receiver in a child JVM at each phase of one message, reads the file
  * through an independent connection, restarts the receiver, resends, and prints what it saw.
  */
-@Command(name = "crash-lab", mixinStandardHelpOptions = true,
+@Command(name = "crash-lab", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        exitCodeListHeading = ExitCodes.HEADING,
+        exitCodeList = {" 0:every phase counted the message exactly once", " 1:a phase failed", ExitCodes.USAGE_LINE,
+                ExitCodes.SOFTWARE_LINE},
         description = {"Halts a receiver (a child JVM) right after the inbox insert, right after the stock update"
                 + " and right after commit; reads the SQLite file through an independent connection; restarts"
                 + " the receiver and resends the message. Exits 0 only if every phase counted it exactly once."})

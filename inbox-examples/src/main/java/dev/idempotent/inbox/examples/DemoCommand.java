@@ -22,16 +22,24 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * The seed's table, end to end over real HTTP: a warehouse receiver on a loopback port that loses
  * its first ACK, and a publisher that trusts nothing but a verified ACK.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(name = "demo", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Runs the seed's four shipments through a publisher and a warehouse over HTTP on 127.0.0.1,"
-                + " with one lost ACK, and explains each step.")
+                + " with one lost ACK, and explains each step.",
+        exitCodeListHeading = ExitCodes.HEADING,
+        exitCodeList = {" 0:the story was told", ExitCodes.USAGE_LINE, ExitCodes.SOFTWARE_LINE})
 final class DemoCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Where to keep the two SQLite files (default: a new temporary directory).")
     Path dir;
@@ -40,6 +48,9 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         // Before the first logger exists: the demo's own output tells the story, request logs would clutter it.
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
+        if (dir != null && Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new ParameterException(spec.commandLine(), "--dir " + dir + " is a file; give a directory");
+        }
         Path files = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("inbox-demo");
         try (Warehouse warehouse = Warehouse.open(files.resolve("warehouse.db"));
                 WarehouseServer server = WarehouseServer.start(warehouse,

@@ -1,9 +1,11 @@
 package dev.idempotent.inbox.examples;
 
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import java.util.function.UnaryOperator;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
@@ -29,7 +31,8 @@ public final class PostgresWarehouse {
      *     any parameter the PostgreSQL JDBC driver knows may follow
      * @param settings adjusts the inbox's settings (retention, listener, ...)
      * @throws IllegalArgumentException if {@code url} is not a PostgreSQL URL
-     * @throws dev.idempotent.inbox.InboxStorageException if the database cannot be reached
+     * @throws InboxStorageException if the database cannot be reached, or the stock table cannot
+     *     be created
      */
     public static Warehouse open(String url, UnaryOperator<InboxBuilder<PostgresInbox>> settings) {
         String jdbcUrl = url.startsWith("jdbc:") ? url : "jdbc:" + url;
@@ -55,6 +58,10 @@ public final class PostgresWarehouse {
                         + " (id INTEGER PRIMARY KEY CHECK (id = 1), total BIGINT NOT NULL)");
                 handle.execute("INSERT INTO stock (id, total) VALUES (1, 0) ON CONFLICT (id) DO NOTHING");
             });
+        } catch (JdbiException e) {
+            inbox.close();
+            throw new InboxStorageException(InboxStorageException.Kind.OTHER,
+                    "the stock table cannot be created: " + e.getMessage(), e);
         } catch (RuntimeException e) {
             inbox.close();
             throw e;

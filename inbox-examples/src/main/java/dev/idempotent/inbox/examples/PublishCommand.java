@@ -1,6 +1,8 @@
 package dev.idempotent.inbox.examples;
 
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.examples.crash.CrashReceiver;
+import dev.idempotent.inbox.examples.http.ProtocolV1;
 import dev.idempotent.inbox.examples.publisher.Attempt;
 import dev.idempotent.inbox.examples.publisher.DeliveryListener;
 import dev.idempotent.inbox.examples.publisher.DeliveryReport;
@@ -14,12 +16,16 @@ import dev.idempotent.inbox.examples.publisher.PublisherSettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
@@ -31,10 +37,22 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** Enqueues shipments in the publisher's outbox and delivers everything pending. */
-@Command(name = "publish", mixinStandardHelpOptions = true,
+@Command(name = "publish", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {"Enqueues shipments in the outbox, then delivers every pending item until it is acked,"
                 + " rejected or exhausted.",
-                "Exits 0 only when nothing is left pending or exhausted."})
+                "Exits 0 only when nothing is left pending or exhausted."},
+        footerHeading = "%nThe items file:%n",
+        footer = {"CSV in UTF-8, one item a line: id,qty or id,qty,origin. An optional first line id,qty or"
+                + " id,qty,origin is a header; blank lines and lines starting with # are skipped. Quote a field"
+                + " that holds a comma or a double quote, and double the quotes inside it: \"crate 3, shelf \"\"B\"\"\",2."
+                + " origin, optional, is when the business was created, in ISO-8601 (2024-05-01T12:00:00Z);"
+                + " without it, the time the item is first enqueued. A malformed line is reported with its"
+                + " number and nothing is enqueued."},
+        exitCodeListHeading = ExitCodes.HEADING,
+        exitCodeList = {" 0:nothing is left pending or exhausted (rejected items are settled: they are listed)",
+                " 1:items are left pending or exhausted", ExitCodes.USAGE_LINE,
+                "  :(--outbox naming a directory, or a file in a directory that does not exist)", ExitCodes.INPUT_LINE,
+                ExitCodes.DATABASE_LINE, ExitCodes.SOFTWARE_LINE})
 final class PublishCommand implements Callable<Integer> {
 
     private static final int SHOWN_PARKED = 20;
@@ -99,7 +117,8 @@ final class PublishCommand implements Callable<Integer> {
         @ArgGroup(exclusive = false)
         One one;
 
-        @Option(names = "--file", paramLabel = "ITEMS.csv", description = "Lines of id,qty to enqueue, in order.")
+        @Option(names = "--file", paramLabel = "ITEMS.csv",
+                description = "A CSV file of items to enqueue, in order: id,qty or id,qty,origin (see below).")
         Path file;
     }
 
@@ -116,8 +135,10 @@ final class PublishCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintStream out = System.out;
         PublisherSettings settings = settings();
+        CommandError.requireFileInExistingDirectory(spec.commandLine(), "--outbox", outboxFile);
+        // Read whole before the outbox is opened: a bad file enqueues nothing and creates nothing.
         List<Outbox.Item> toEnqueue = itemsToEnqueue();
-        try (Outbox outbox = Outbox.open(outboxFile)) {
+        try (Outbox outbox = openOutbox()) {
             if (!toEnqueue.isEmpty()) {
                 reportEnqueued(out, toEnqueue, outbox.enqueueAll(toEnqueue));
             }
@@ -177,14 +198,43 @@ final class PublishCommand implements Callable<Integer> {
         }
     }
 
-    private List<Outbox.Item> itemsToEnqueue() throws IOException {
+    private List<Outbox.Item> itemsToEnqueue() {
         if (items == null) {
             return List.of();
         }
+        if (items.file == null) {
+            Optional<String> idProblem = ProtocolV1.idProblem(items.one.id);
+            if (idProblem.isPresent()) {
+                throw new ParameterException(spec.commandLine(), "--id: " + idProblem.get());
+            }
+            if (items.one.qty < 1) {
+                throw new ParameterException(spec.commandLine(), "--qty must be at least 1, was " + items.one.qty);
+            }
+            return List.of(new Outbox.Item(items.one.id, items.one.qty));
+        }
+        Path file = items.file;
+        String option = "--file " + file;
+        if (Files.isDirectory(file)) {
+            throw new CommandError(ExitCodes.INPUT, option + " is a directory, not a CSV file");
+        }
         try {
-            return items.file != null ? ItemsFile.read(items.file) : List.of(new Outbox.Item(items.one.id, items.one.qty));
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+            return ItemsFile.read(file);
+        } catch (ItemsFile.Malformed e) {
+            throw new CommandError(ExitCodes.INPUT, option + " line " + e.line() + ": " + e.reason());
+        } catch (NoSuchFileException e) {
+            throw new CommandError(ExitCodes.INPUT, option + " does not exist");
+        } catch (AccessDeniedException e) {
+            throw new CommandError(ExitCodes.INPUT, option + " cannot be read: permission denied");
+        } catch (IOException e) {
+            throw new CommandError(ExitCodes.INPUT, option + " cannot be read: " + e.getMessage());
+        }
+    }
+
+    private Outbox openOutbox() {
+        try {
+            return Outbox.open(outboxFile);
+        } catch (InboxStorageException e) {
+            throw CommandError.database("--outbox", outboxFile.toString(), true, e);
         }
     }
 

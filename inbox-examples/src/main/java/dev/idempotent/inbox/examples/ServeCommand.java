@@ -4,8 +4,13 @@ import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.examples.http.AckFault;
 import dev.idempotent.inbox.examples.http.ReceiverSettings;
 import dev.idempotent.inbox.examples.http.WarehouseServer;
+import java.io.IOException;
+import java.net.BindException;
 import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.net.UnknownHostException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -20,8 +25,13 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** Runs the warehouse's HTTP receiver until the process is stopped. */
-@Command(name = "serve", mixinStandardHelpOptions = true,
-        description = "Runs the warehouse's HTTP receiver (protocol v1) until stopped with Ctrl-C or SIGTERM.")
+@Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = {"Runs the warehouse's HTTP receiver (protocol v1) until stopped with Ctrl-C or SIGTERM.",
+                "It binds the port before it opens the database, so a port in use leaves nothing created."},
+        exitCodeListHeading = ExitCodes.HEADING,
+        exitCodeList = {" 0:stopped by Ctrl-C or SIGTERM", ExitCodes.USAGE_LINE,
+                "  :(--db naming a directory, or a file in a directory that does not exist)", ExitCodes.DATABASE_LINE,
+                ExitCodes.NETWORK_LINE, ExitCodes.SOFTWARE_LINE})
 final class ServeCommand implements Callable<Integer> {
 
     @Spec
@@ -76,21 +86,23 @@ final class ServeCommand implements Callable<Integer> {
         if (purgeEvery != null && (purgeEvery.isNegative() || purgeEvery.isZero())) {
             throw new ParameterException(spec.commandLine(), "--purge-every must be positive, was " + purgeEvery);
         }
-        Warehouse warehouse;
-        try {
-            warehouse = WarehouseDatabase.open(db, options());
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "refusing to start: " + e.getMessage());
-        } catch (InboxStorageException e) {
-            spec.commandLine().getErr().println("cannot open the warehouse (" + e.kind() + "): " + e.getMessage());
-            return 1;
+        Optional<Path> file = sqliteFile();
+        if (file.isPresent()) {
+            CommandError.requireFileInExistingDirectory(spec.commandLine(), "--db", file.get());
         }
+        WarehouseServer.Binding binding = bind(settings);
+        Warehouse warehouse;
         WarehouseServer server;
         try {
-            server = WarehouseServer.start(warehouse, settings);
-        } catch (Exception e) {
-            warehouse.close();
-            throw e;
+            warehouse = open(file.isPresent());
+            try {
+                server = binding.start(warehouse);
+            } catch (RuntimeException e) {
+                warehouse.close();
+                throw e;
+            }
+        } finally {
+            binding.close();
         }
         ScheduledExecutorService purger = purgeEvery == null ? null : startPurging(warehouse);
         CountDownLatch stopped = new CountDownLatch(1);
@@ -110,6 +122,48 @@ final class ServeCommand implements Callable<Integer> {
         System.out.flush();
         stopped.await();
         return 0;
+    }
+
+    private Optional<Path> sqliteFile() {
+        try {
+            return WarehouseDatabase.sqliteFile(db);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private WarehouseServer.Binding bind(ReceiverSettings settings) throws IOException {
+        try {
+            return WarehouseServer.bind(settings);
+        } catch (BindException e) {
+            InetAddress address = settings.address();
+            String reason = CommandError.oneLine(e.getMessage());
+            if (isThisMachine(address)) {
+                throw new CommandError(ExitCodes.NETWORK, "--port " + port + " on " + address.getHostAddress()
+                        + " cannot be bound: " + reason);
+            }
+            throw new CommandError(ExitCodes.NETWORK, "--bind " + address.getHostAddress()
+                    + " is not an address of this machine: " + reason);
+        }
+    }
+
+    private static boolean isThisMachine(InetAddress address) {
+        try {
+            return address.isAnyLocalAddress() || address.isLoopbackAddress()
+                    || NetworkInterface.getByInetAddress(address) != null;
+        } catch (SocketException e) {
+            return true;
+        }
+    }
+
+    private Warehouse open(boolean isFile) {
+        try {
+            return WarehouseDatabase.open(db, options());
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "refusing to start: " + e.getMessage());
+        } catch (InboxStorageException e) {
+            throw CommandError.database("--db", WarehouseDatabase.shown(db), isFile, e);
+        }
     }
 
     private WarehouseOptions options() {

@@ -7,18 +7,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.examples.crash.ChildJvm;
 import dev.idempotent.inbox.examples.http.Http;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code serve} as a user runs it: a separate process, stopped with SIGTERM. */
+/**
+ * {@code serve} as a user runs it: a separate process, stopped with SIGTERM; and its refusals, in
+ * this JVM through the same command line, each one line on standard error and an exit code.
+ */
 class ServeCommandTest {
 
     private static final Pattern URL = Pattern.compile("http://127\\.0\\.0\\.1:\\d+");
@@ -108,5 +116,97 @@ class ServeCommandTest {
         assertTrue(message.contains("refusing to start: retention (PT168H) must be at least senderMaxResendAge (PT168H)"
                 + " plus clockSkewMargin (PT10M)"), message);
         assertFalse(out.stream().anyMatch(line -> line.contains("listening")), "never listened: " + out);
+    }
+
+    @Test
+    void portInUseIsOneLineAndNothingIsCreated() throws IOException {
+        Path db = dir.resolve("new-warehouse.db");
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            CommandRun run = CommandRun.of("serve", "--db", db.toString(), "--port", String.valueOf(port))
+                    .assertRefused(5, "serve", "--port " + port);
+            assertTrue(run.err().contains("in use"), run.err());
+        }
+        assertFalse(Files.exists(db), "no database before the port is bound");
+        assertFalse(Files.exists(dir.resolve("new-warehouse.db-wal")), "no WAL file either");
+    }
+
+    @Test
+    void portInUseInARealProcessPrintsOneLineAndNoLog() throws Exception {
+        Path err = dir.resolve("serve.err");
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            // At the operator's log level: no log line may come with the refusal.
+            try (ChildJvm serve = start(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=info"),
+                    "serve", "--db", dir.resolve("warehouse.db").toString(), "--port", String.valueOf(port))) {
+                assertEquals(5, serve.awaitExit(TIMEOUT));
+            }
+            List<String> lines = Files.readAllLines(err);
+            assertEquals(1, lines.size(), "one line: " + lines);
+            assertTrue(lines.get(0).startsWith("serve: --port " + port + " on 127.0.0.1 cannot be bound: "), lines.get(0));
+            assertTrue(lines.get(0).contains("in use"), lines.get(0));
+        }
+    }
+
+    @Test
+    void databaseThatIsADirectoryIsABadOptionValue() throws IOException {
+        Path db = Files.createDirectory(dir.resolve("a-directory"));
+        CommandRun.of("serve", "--db", db.toString()).assertRefused(2, "serve", "--db " + db);
+    }
+
+    @Test
+    void databaseInAMissingDirectoryIsABadOptionValue() {
+        Path db = dir.resolve("missing").resolve("warehouse.db");
+        CommandRun.of("serve", "--db", db.toString()).assertRefused(2, "serve", "--db " + db);
+        assertFalse(Files.exists(db.getParent()), "the directory is not created");
+    }
+
+    @Test
+    void readOnlyDatabaseIsUnusable() throws Exception {
+        Path db = dir.resolve("warehouse.db");
+        WarehouseDatabase.open(db.toString()).close();
+        try (ReadOnlyFiles readOnly = new ReadOnlyFiles()) {
+            readOnly.make(db);
+            CommandRun run = CommandRun.of("serve", "--db", db.toString()).assertRefused(4, "serve", "--db " + db);
+            assertTrue(run.err().contains("read-only"), run.err());
+        }
+    }
+
+    @Test
+    void corruptDatabaseIsUnusable() throws IOException {
+        Path db = dir.resolve("warehouse.db");
+        byte[] noise = new byte[8192];
+        new Random(42).nextBytes(noise);
+        Files.write(db, noise);
+        CommandRun run = CommandRun.of("serve", "--db", db.toString()).assertRefused(4, "serve", "--db " + db);
+        assertTrue(run.err().contains("not a SQLite database"), run.err());
+        assertTrue(Arrays.equals(noise, Files.readAllBytes(db)), "the file is left as it was");
+    }
+
+    @Test
+    void unreachablePostgresIsUnusableAndItsPasswordIsNotShown() {
+        CommandRun run = CommandRun.of("serve", "--db", "postgresql://127.0.0.1:1/test?user=postgres&password=s3cret")
+                .assertRefused(4, "serve", "--db postgresql://127.0.0.1:1/test");
+        assertFalse(run.err().contains("s3cret"), run.err());
+    }
+
+    @Test
+    void badOptionValueIsOneLine() {
+        CommandRun.of("serve", "--db", dir.resolve("warehouse.db").toString(), "--port", "eighty")
+                .assertRefused(2, "serve", "--port");
+        CommandRun.of("serve", "--db", dir.resolve("warehouse.db").toString(), "--no-such-option")
+                .assertRefused(2, "serve", "--no-such-option");
+        assertFalse(Files.exists(dir.resolve("warehouse.db")));
+    }
+
+    @Test
+    void helpListsTheExitCodes() {
+        CommandRun help = CommandRun.of("serve", "--help");
+        assertEquals(0, help.exitCode());
+        assertTrue(help.out().contains("Exit codes:"), help.out());
+        for (String code : List.of("0", "2", "4", "5")) {
+            assertTrue(Pattern.compile("(?m)^\\s+" + code + "\\s+\\S").matcher(help.out()).find(),
+                    "exit code " + code + " listed: " + help.out());
+        }
     }
 }

@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * hold reading threads only, never the warehouse's (see {@link ReceiverSettings}). A refusal given
  * before the body was read closes the connection after its answer.
  *
- * <p>Started by {@link #start}, which returns once the server accepts requests. {@link #close}
+ * <p>Started by {@link #start}, which returns once the server accepts requests, or in two steps by
+ * {@link #bind} and {@link Binding#start}. {@link #close}
  * stops accepting, lets running requests finish their transactions, and leaves the warehouse
  * open for its owner to close.
  */
@@ -53,12 +54,12 @@ public final class WarehouseServer implements AutoCloseable {
     private final HttpServer server;
     private final RequestThreads threads;
 
-    private WarehouseServer(Warehouse warehouse, ReceiverSettings settings) throws IOException {
+    private WarehouseServer(Warehouse warehouse, ReceiverSettings settings, HttpServer server) {
         this.warehouse = warehouse;
         this.settings = settings;
         this.threads = new RequestThreads(settings.connections(), settings.threads(), settings.readTimeout());
         this.receipts = new ReceiptsHandler(warehouse, metrics, settings.ackFault(), threads);
-        this.server = HttpServer.create(new InetSocketAddress(settings.address(), settings.port()), 0);
+        this.server = server;
         server.createContext("/", this::route);
         server.setExecutor(threads);
     }
@@ -69,10 +70,63 @@ public final class WarehouseServer implements AutoCloseable {
      * @throws IOException if the address cannot be bound
      */
     public static WarehouseServer start(Warehouse warehouse, ReceiverSettings settings) throws IOException {
-        WarehouseServer started = new WarehouseServer(warehouse, settings);
-        started.server.start();
-        log.info("listening on {} ({})", started.uri(), warehouse.describe());
-        return started;
+        Binding binding = bind(settings);
+        try {
+            return binding.start(warehouse);
+        } catch (RuntimeException e) {
+            binding.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Binds the settings' address and port without answering yet, so that a caller learns that the
+     * port is taken before it opens or creates a database. Connections that arrive meanwhile wait
+     * in the backlog until {@link Binding#start} is given the warehouse.
+     *
+     * @throws java.net.BindException if the port is in use, or the address is not this machine's
+     * @throws IOException if the address cannot be bound for another reason
+     */
+    public static Binding bind(ReceiverSettings settings) throws IOException {
+        return new Binding(HttpServer.create(new InetSocketAddress(settings.address(), settings.port()), 0), settings);
+    }
+
+    /** An address bound for a receiver that does not answer yet. Closing it releases the port. */
+    public static final class Binding implements AutoCloseable {
+        private final HttpServer server;
+        private final ReceiverSettings settings;
+        private boolean started;
+
+        private Binding(HttpServer server, ReceiverSettings settings) {
+            this.server = server;
+            this.settings = settings;
+        }
+
+        /**
+         * Starts answering on the bound address for {@code warehouse}; the receiver then owns the
+         * address, and {@link WarehouseServer#close} releases it.
+         *
+         * @throws IllegalStateException if this binding was started or closed before
+         */
+        public synchronized WarehouseServer start(Warehouse warehouse) {
+            if (started) {
+                throw new IllegalStateException("already started or closed");
+            }
+            started = true;
+            WarehouseServer receiver = new WarehouseServer(warehouse, settings, server);
+            server.start();
+            log.info("listening on {} ({})", receiver.uri(), warehouse.describe());
+            return receiver;
+        }
+
+        /** Releases the address unless a receiver was started on it. */
+        @Override
+        public synchronized void close() {
+            if (!started) {
+                started = true;
+                server.stop(0);
+            }
+        }
     }
 
     /** The base address, for example {@code http://127.0.0.1:50123}. */

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.examples.publisher;
 
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.examples.http.ProtocolV1;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.file.Path;
@@ -11,15 +12,19 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.JdbiException;
+import org.sqlite.SQLiteException;
 
 /**
  * The publisher's outbox: items to deliver, in their own SQLite file, in enqueue order.
  *
- * <p>An item is enqueued once per id, and its first enqueue time is its <em>origin time</em>: sent
- * with every attempt, the same on every resend and after restarts (enqueueing the id again keeps
- * it), so that the receiver can tell a resend too old to judge. Its completion mark ({@link ItemState#ACKED}) is written
+ * <p>An item is enqueued once per id, and its <em>origin time</em> is the one it was first enqueued
+ * with, or else its first enqueue time: sent with every attempt, the same on every resend and after
+ * restarts (enqueueing the id again keeps it), so that the receiver can tell a resend too old to
+ * judge. Its completion mark ({@link ItemState#ACKED}) is written
  * only after a verified ACK, so a publisher that dies at any point finds every unconfirmed item
  * still {@link ItemState#PENDING} when it starts again. Every write is its own committed
  * transaction; the file is in WAL mode with {@code synchronous=FULL}.
@@ -51,21 +56,62 @@ public final class Outbox implements AutoCloseable {
         this.clock = clock;
     }
 
-    /** Opens (or creates) the outbox in {@code file}. */
+    /**
+     * Opens (or creates) the outbox in {@code file}.
+     *
+     * @throws InboxStorageException if the file cannot be opened or written as a SQLite database;
+     *     its {@link InboxStorageException#kind() kind} tells why
+     */
     public static Outbox open(Path file) {
         return open(file, Clock.systemUTC());
     }
 
-    /** Opens (or creates) the outbox in {@code file}, stamping times from {@code clock}. */
+    /**
+     * Opens (or creates) the outbox in {@code file}, stamping times from {@code clock}.
+     *
+     * @throws InboxStorageException if the file cannot be opened or written as a SQLite database;
+     *     its {@link InboxStorageException#kind() kind} tells why
+     */
     public static Outbox open(Path file, Clock clock) {
-        Handle handle = SqliteInbox.jdbi(file).open();
+        Handle handle;
+        try {
+            handle = SqliteInbox.jdbi(file).open();
+        } catch (JdbiException e) {
+            throw storageFailure(file, e);
+        }
         try {
             handle.execute(SCHEMA);
-        } catch (RuntimeException e) {
+            // A statement that writes nothing but needs write access: a read-only file is found
+            // now, not at the first enqueue (CREATE TABLE IF NOT EXISTS of a table that exists
+            // does not write, and neither does BEGIN IMMEDIATE).
+            handle.execute("DELETE FROM outbox_item WHERE 0");
+        } catch (JdbiException e) {
             handle.close();
-            throw e;
+            throw storageFailure(file, e);
         }
         return new Outbox(handle, clock);
+    }
+
+    /** The outbox's storage error for {@code failure}, by SQLite's primary result code. */
+    private static InboxStorageException storageFailure(Path file, JdbiException failure) {
+        int code = -1;
+        String reason = failure.getMessage();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLiteException sqlite) {
+                code = sqlite.getResultCode().code & 0xff;
+                reason = sqlite.getMessage();
+                break;
+            }
+        }
+        // Primary result codes, https://www.sqlite.org/rescode.html
+        InboxStorageException.Kind kind = switch (code) {
+            case 8 -> InboxStorageException.Kind.READ_ONLY;
+            case 11, 26 -> InboxStorageException.Kind.CORRUPT;
+            case 13 -> InboxStorageException.Kind.DISK_FULL;
+            case 14 -> InboxStorageException.Kind.UNAVAILABLE;
+            default -> InboxStorageException.Kind.OTHER;
+        };
+        return new InboxStorageException(kind, "the outbox " + file + " cannot be used: " + reason, failure);
     }
 
     /**
@@ -97,7 +143,8 @@ public final class Outbox implements AutoCloseable {
         // Claim first, then read what is stored: never check-then-insert.
         int inserted = tx.createUpdate("INSERT INTO outbox_item (id, qty, enqueued_at) VALUES (:id, :qty, :now)"
                         + " ON CONFLICT (id) DO NOTHING")
-                .bind("id", item.id()).bind("qty", item.qty()).bind("now", now)
+                .bind("id", item.id()).bind("qty", item.qty())
+                .bind("now", item.origin().map(Instant::toString).orElse(now))
                 .execute();
         if (inserted == 1) {
             return Enqueued.ADDED;
@@ -200,13 +247,16 @@ public final class Outbox implements AutoCloseable {
      *
      * @param id the business id, valid under protocol version 1
      * @param qty the quantity, at least 1
+     * @param origin when the business was created, if the sender knows; empty for the time the item
+     *     is first enqueued
      */
-    public record Item(String id, int qty) {
+    public record Item(String id, int qty, Optional<Instant> origin) {
         /** @throws IllegalArgumentException for an invalid id or a quantity below 1 */
         public Item {
             if (id == null) {
                 throw new IllegalArgumentException("id is missing");
             }
+            Objects.requireNonNull(origin, "origin");
             Optional<String> problem = ProtocolV1.idProblem(id);
             if (problem.isPresent()) {
                 throw new IllegalArgumentException(problem.get());
@@ -214,6 +264,11 @@ public final class Outbox implements AutoCloseable {
             if (qty < 1) {
                 throw new IllegalArgumentException("qty must be at least 1, was " + qty);
             }
+        }
+
+        /** An item whose origin time is the time it is first enqueued. */
+        public Item(String id, int qty) {
+            this(id, qty, Optional.empty());
         }
     }
 }

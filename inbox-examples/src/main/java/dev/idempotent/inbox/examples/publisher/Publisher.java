@@ -148,7 +148,9 @@ public final class Publisher {
             outbox.park(item.id(), ItemState.REJECTED, rejected.reason());
             state = ItemState.REJECTED;
             run.rejected.incrementAndGet();
-            log.warn("item id={} rejected: HTTP {}", item.id(), rejected.status());
+            // The receiver's definite answer (a conflict, a stale or invalid shipment): a normal
+            // outcome, settled and listed for the operator, unlike an item that stays undelivered.
+            log.info("item id={} rejected: HTTP {}", item.id(), rejected.status());
         } else if (number >= settings.maxAttempts()) {
             String reason = "exhausted after " + number + " attempts; last: " + ((Verdict.Uncertain) verdict).reason();
             outbox.park(item.id(), ItemState.EXHAUSTED, reason);

@@ -1,0 +1,78 @@
+package dev.idempotent.inbox.examples;
+
+import dev.idempotent.inbox.InboxStorageException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import picocli.CommandLine;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * A failure that the user can act on: {@link Main#commandLine()} reports it as one line on
+ * standard error, {@code COMMAND: MESSAGE}, and exits with its code; never with a stack trace.
+ */
+final class CommandError extends RuntimeException {
+
+    private final int exitCode;
+
+    CommandError(int exitCode, String message) {
+        // No stack trace: it is never shown, and the message says all there is.
+        super(message, null, false, false);
+        this.exitCode = exitCode;
+    }
+
+    /** One of {@link ExitCodes}. */
+    int exitCode() {
+        return exitCode;
+    }
+
+    /**
+     * Refuses, as a bad option value, a file {@code option} would create or open that is a
+     * directory or lies in a directory that does not exist. Touches nothing.
+     */
+    static void requireFileInExistingDirectory(CommandLine commandLine, String option, Path file) {
+        if (Files.isDirectory(file)) {
+            throw new ParameterException(commandLine, option + " " + file + " is a directory; give a file in it");
+        }
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new ParameterException(commandLine, option + " " + file + " is in a directory that does not exist ("
+                    + parent + ")");
+        }
+    }
+
+    /**
+     * The error for a database that {@code option} names, shown as {@code shown}, and that failed
+     * with {@code failure}.
+     */
+    static CommandError database(String option, String shown, boolean isFile, InboxStorageException failure) {
+        String what = option + " " + shown;
+        String message = switch (failure.kind()) {
+            case READ_ONLY -> what + " is read-only; it must be writable";
+            case CORRUPT -> isFile ? what + " is not a SQLite database, or it is damaged"
+                    : what + " reports damaged data: " + reason(failure);
+            case NEWER_SCHEMA -> what + " holds tables written by a newer version: " + reason(failure);
+            case DISK_FULL -> what + ": no space left on its device";
+            case UNAVAILABLE -> what + (isFile ? " cannot be opened: " : " cannot be reached: ") + reason(failure);
+            case OTHER -> what + " cannot be used: " + reason(failure);
+        };
+        return new CommandError(ExitCodes.DATABASE, message);
+    }
+
+    /** The database's own words, without the exception names around them, on one line. */
+    private static String reason(InboxStorageException failure) {
+        String reason = failure.getMessage();
+        for (Throwable t = failure.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && sql.getMessage() != null) {
+                reason = sql.getMessage();
+                break;
+            }
+        }
+        return oneLine(reason);
+    }
+
+    /** {@code text} with its line breaks and the spaces around them made one space. */
+    static String oneLine(String text) {
+        return String.valueOf(text).strip().replaceAll("\\s*\\R\\s*", " ");
+    }
+}
