@@ -1,10 +1,17 @@
 /**
- * The behavioural contract of an inbox adapter: {@link dev.idempotent.inbox.testkit.InboxContract}
- * and {@link dev.idempotent.inbox.testkit.RetentionContract} (examples), and
- * {@link dev.idempotent.inbox.testkit.InboxProperties},
- * {@link dev.idempotent.inbox.testkit.RetentionProperties} and
- * {@link dev.idempotent.inbox.testkit.GroupCommitProperties} (QuickTheories properties). An
- * adapter runs them against a real database through small subclasses that supply an
- * {@link dev.idempotent.inbox.testkit.InboxFixture}.
+ * The behavioural contract of an inbox adapter, run against a real database through small
+ * subclasses that supply an {@link dev.idempotent.inbox.testkit.InboxFixture}:
+ *
+ * <ul>
+ *   <li>examples of the user-visible behaviour: {@link dev.idempotent.inbox.testkit.InboxContract},
+ *       {@link dev.idempotent.inbox.testkit.RetentionContract} and
+ *       {@link dev.idempotent.inbox.testkit.GroupCommitContract};
+ *   <li>the store itself, through the SPI, for adapter authors:
+ *       {@link dev.idempotent.inbox.testkit.StoreContract};
+ *   <li>QuickTheories properties: {@link dev.idempotent.inbox.testkit.InboxProperties},
+ *       {@link dev.idempotent.inbox.testkit.RetentionProperties} and
+ *       {@link dev.idempotent.inbox.testkit.GroupCommitProperties};
+ *   <li>the package rules an adapter keeps: {@link dev.idempotent.inbox.testkit.ArchitectureRules}.
+ * </ul>
  */
 package dev.idempotent.inbox.testkit;
