@@ -12,6 +12,7 @@ import java.util.Optional;
  *
  * @param <H> the transaction handle effects receive
  */
+@Beta
 public abstract class ForwardingInbox<H> implements Inbox<H> {
 
     private final Inbox<H> delegate;

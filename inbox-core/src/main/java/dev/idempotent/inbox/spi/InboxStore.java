@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.spi;
 
+import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.InboxRecord;
 import java.time.Instant;
 import java.util.Optional;
@@ -17,6 +18,7 @@ import java.util.Optional;
  *
  * @param <H> the transaction handle effects receive
  */
+@Beta
 public interface InboxStore<H> extends AutoCloseable {
 
     /** How many write transactions a store's database runs at once. */

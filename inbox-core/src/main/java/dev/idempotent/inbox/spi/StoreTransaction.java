@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.spi;
 
+import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
@@ -27,6 +28,7 @@ import java.util.Optional;
  *
  * @param <H> the transaction handle effects receive
  */
+@Beta
 public interface StoreTransaction<H> {
 
     /**

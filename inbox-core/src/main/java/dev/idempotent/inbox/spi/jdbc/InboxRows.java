@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.spi.jdbc;
 
+import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentType;
 import dev.idempotent.inbox.Fingerprint;
@@ -20,6 +21,7 @@ import java.util.Optional;
  * columns, binding a claim, reading a row back, and loading the schema script shipped beside the
  * store. A store supplies its SQL, its {@link TimeColumn} and its error translation.
  */
+@Beta
 public final class InboxRows {
 
     /**

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.spi.jdbc;
 
+import dev.idempotent.inbox.Beta;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -11,6 +12,7 @@ import java.time.ZoneOffset;
  * How a store's column holds an instant. Every instant the core stores is already taken to the
  * millisecond, so both forms hold it exactly.
  */
+@Beta
 public enum TimeColumn {
 
     /** An integer of milliseconds since the epoch (SQLite). */
