@@ -11,6 +11,8 @@
  *   <li>QuickTheories properties: {@link dev.idempotent.inbox.testkit.InboxProperties},
  *       {@link dev.idempotent.inbox.testkit.RetentionProperties} and
  *       {@link dev.idempotent.inbox.testkit.GroupCommitProperties};
+ *   <li>for users: {@link dev.idempotent.inbox.testkit.EffectProperties}, the same kind of proof
+ *       for their own effect and schema;
  *   <li>the package rules an adapter keeps: {@link dev.idempotent.inbox.testkit.ArchitectureRules}.
  * </ul>
  */
