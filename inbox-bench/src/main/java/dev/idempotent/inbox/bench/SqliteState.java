@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.bench;
 
+import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageResult;
@@ -50,7 +51,18 @@ public abstract class SqliteState {
         open(location.parent(), rows, idOfRow);
     }
 
+    /** The same, with the inbox under test committing in {@code commitMode}. */
+    protected void open(Location location, long rows, LongFunction<String> idOfRow, CommitMode commitMode)
+            throws Exception {
+        open(location.parent(), rows, idOfRow, commitMode);
+    }
+
     void open(Path parent, long rows, LongFunction<String> idOfRow) throws Exception {
+        open(parent, rows, idOfRow, null);
+    }
+
+    /** {@code commitMode} {@code null} leaves the adapter's default. */
+    void open(Path parent, long rows, LongFunction<String> idOfRow, CommitMode commitMode) throws Exception {
         dir = Files.createTempDirectory(parent, "inbox-bench-");
         file = dir.resolve("bench.db");
         try (SqliteInbox creator = SqliteInbox.builder(file).name(INBOX).build()) {
@@ -62,7 +74,8 @@ public abstract class SqliteState {
         if (rows > 0) {
             insertRows(file, rows, idOfRow);
         }
-        inbox = SqliteInbox.builder(file).name(INBOX).build();
+        var builder = SqliteInbox.builder(file).name(INBOX);
+        inbox = (commitMode == null ? builder : builder.commitMode(commitMode)).build();
         jdbc = new HandWrittenInbox(file, INBOX);
         seed = ThreadLocalRandom.current().nextLong();
     }

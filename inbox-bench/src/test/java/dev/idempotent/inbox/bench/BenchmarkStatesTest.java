@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.examples.StockLevel;
 import java.nio.charset.StandardCharsets;
@@ -119,6 +120,33 @@ class BenchmarkStatesTest {
             db.close();
         }
         assertDirectoryEmpty();
+    }
+
+    @Test
+    void concurrentStateOpensTheInboxInEachCommitMode() throws Exception {
+        ConcurrentBenchmark bench = new ConcurrentBenchmark();
+        for (CommitMode mode : CommitMode.values()) {
+            ConcurrentBenchmark.Database db = new ConcurrentBenchmark.Database();
+            db.location = Location.DISK;
+            db.commitMode = mode;
+            db.open(parent, 0, null, mode);
+            try {
+                assertEquals(mode, db.inbox().settings().commitMode());
+                assertInstanceOf(Outcome.Applied.class, bench.inbox08(db));
+                assertInstanceOf(Outcome.Applied.class, bench.inbox32(db));
+                long total = db.inbox().jdbi().withHandle(h ->
+                        h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
+                assertEquals(2 * SqliteState.QUANTITY, total, mode.name());
+            } finally {
+                db.close();
+            }
+            assertDirectoryEmpty();
+        }
+    }
+
+    @Test
+    void concurrentStateCommitsInGroupsUnlessAskedOtherwise() {
+        assertEquals(CommitMode.GROUP, new ConcurrentBenchmark.Database().commitMode);
     }
 
     @Test
