@@ -87,13 +87,13 @@ class ItemsFileTest {
     void badIdNamesTheLine() {
         ItemsFile.Malformed tooLong = malformed("snack-6,6\n" + "x".repeat(256) + ",7\n");
         assertEquals(2, tooLong.line());
-        assertTrue(tooLong.reason().startsWith("id must be at most 255 characters"), tooLong.reason());
+        assertTrue(tooLong.reason().startsWith("id is longer than 255 characters"), tooLong.reason());
         ItemsFile.Malformed empty = malformed("\"\",7\n");
         assertEquals(1, empty.line());
-        assertTrue(empty.reason().startsWith("id must not be empty"), empty.reason());
+        assertTrue(empty.reason().startsWith("id is blank"), empty.reason());
         ItemsFile.Malformed control = malformed("id,qty\n\"snack\t7\",7\n");
         assertEquals(2, control.line());
-        assertTrue(control.reason().startsWith("id must not hold control characters"), control.reason());
+        assertTrue(control.reason().startsWith("id holds a control character"), control.reason());
     }
 
     @Test
