@@ -68,7 +68,8 @@ final class MariaDbStore implements InboxStore<Handle> {
 
     /**
      * The {@code innodb_lock_wait_timeout} for a busy timeout: whole seconds, rounded up so that a
-     * call never waits less than asked, and at least 1, InnoDB's shortest wait other than none.
+     * call never waits less than asked, and at least 1, the least MySQL takes (MariaDB would read
+     * 0 as "do not wait at all", which would fail even a claim that meets a lock about to go).
      */
     static long lockWaitSeconds(Duration busyTimeout) {
         long seconds = busyTimeout.getSeconds();
@@ -221,11 +222,13 @@ final class MariaDbStore implements InboxStore<Handle> {
      * MariaDB and MySQL drivers by default report found rows (the CLIENT_FOUND_ROWS flag, fixed when
      * the connection is made), under which the claim of an id already stored also answers 1. The
      * probe claims one row twice in a transaction it rolls back: its second claim must answer 0.
-     * The probe's inbox name is empty, which no inbox can have.
+     * The probe's inbox name is empty, which no inbox can have, and its id is the connection's, so
+     * that stores opening at once do not wait for (or deadlock on) each other's probes.
      */
     private void checkAffectedRows(Handle handle) {
         try {
             handle.begin();
+            handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
             int first = probe(handle);
             int second = probe(handle);
             handle.rollback();
@@ -258,7 +261,7 @@ final class MariaDbStore implements InboxStore<Handle> {
 
     private static int probe(Handle handle) {
         return handle.execute("INSERT INTO inbox_message (" + InboxRows.COLUMNS + ")"
-                + " VALUES ('', '', 0, '', 0, '', NULL, 0) ON DUPLICATE KEY UPDATE id = id");
+                + " VALUES ('', CONCAT('probe-', CONNECTION_ID()), 0, '', 0, '', NULL, 0) ON DUPLICATE KEY UPDATE id = id");
     }
 
     /** The text of the schema script shipped in this jar. */
