@@ -3,6 +3,7 @@ package dev.idempotent.inbox.mariadb;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
@@ -177,7 +178,17 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     public void rollbackToSavepoint() {
         // ROLLBACK TO keeps the savepoint; the next one of that name replaces it, and the release
         // of an enclosing one or the commit ends it, so no RELEASE is sent for it.
-        run("ROLLBACK TO SAVEPOINT inbox_" + savepoints, "rolling back to a savepoint");
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("ROLLBACK TO SAVEPOINT inbox_" + savepoints);
+        } catch (SQLException e) {
+            if (MariaDbErrors.errorCode(e) == MariaDbErrors.SAVEPOINT_DOES_NOT_EXIST) {
+                // Only a rollback of the whole transaction takes savepoints away, and a deadlock is
+                // what rolls one back: the batch's earlier messages went with it.
+                throw new InboxBusyException("MariaDB rolled the whole transaction back (a deadlock, most likely)"
+                        + " while a message of it ran; nothing of the call was applied and it may be retried", e);
+            }
+            throw MariaDbErrors.translate(e, "rolling back to a savepoint");
+        }
         savepoints--;
     }
 

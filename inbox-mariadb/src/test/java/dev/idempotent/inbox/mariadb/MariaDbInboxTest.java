@@ -16,6 +16,7 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.Message;
+import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.OutcomeUnknownException;
 import dev.idempotent.inbox.Phase;
@@ -406,58 +407,104 @@ class MariaDbInboxTest {
                 handle.createQuery("SELECT COUNT(*) FROM shelf").mapTo(Long.class).one()));
     }
 
-    @Test
-    void deadlockTheEffectCaughtAndWentOnFromIsRefusedAndNothingIsRecorded() throws Exception {
-        fixture.jdbi().useHandle(handle -> {
-            handle.execute("CREATE TABLE shelf (item VARCHAR(32) PRIMARY KEY, qty BIGINT NOT NULL)");
-            handle.execute("INSERT INTO shelf (item, qty) VALUES ('left', 0), ('right', 0)");
-            handle.execute("CREATE TABLE ballast (n INT PRIMARY KEY)");
-        });
-        MariaDbInbox inbox = open();
-        CountDownLatch effectHoldsLeft = new CountDownLatch(1);
-        CountDownLatch otherHoldsRight = new CountDownLatch(1);
-        AtomicLong effectConnection = new AtomicLong();
-        Future<?> other = pool.submit(() -> {
-            try (Handle handle = fixture.jdbi().open()) {
-                handle.begin();
-                // The heavier transaction: InnoDB rolls back the one that changed fewer rows.
-                for (int n = 0; n < 50; n++) {
-                    handle.execute("INSERT INTO ballast (n) VALUES (?)", n);
-                }
-                await(effectHoldsLeft);
-                handle.execute("UPDATE shelf SET qty = qty + 1 WHERE item = 'right'");
-                otherHoldsRight.countDown();
-                awaitSomeoneWaitingFor(connectionId(handle));
-                handle.execute("UPDATE shelf SET qty = qty + 1 WHERE item = 'left'");
-                handle.commit();
-            }
-            return null;
-        });
-        AtomicInteger deadlocks = new AtomicInteger();
+    /**
+     * Makes the effect's transaction the victim of a deadlock on business rows while the effect
+     * runs: another connection, whose transaction has changed more rows (InnoDB rolls back the one
+     * that changed fewer), takes row {@code right}, then waits for row {@code left}, which the
+     * effect holds, while the effect waits for {@code right}. The effect catches the deadlock error,
+     * counts it and goes on, as a careless effect would.
+     */
+    private final class DeadlockOnShelf {
+        final AtomicInteger deadlocks = new AtomicInteger();
+        private final CountDownLatch effectHoldsLeft = new CountDownLatch(1);
+        private final CountDownLatch otherHoldsRight = new CountDownLatch(1);
+        private final Future<?> other;
 
-        InboxException refused = assertThrows(InboxException.class, () -> inbox.apply("snack-7", Content.of(7), tx -> {
-            effectConnection.set(connectionId(tx));
+        DeadlockOnShelf() {
+            fixture.jdbi().useHandle(handle -> {
+                handle.execute("CREATE TABLE shelf (item VARCHAR(32) PRIMARY KEY, qty BIGINT NOT NULL)");
+                handle.execute("INSERT INTO shelf (item, qty) VALUES ('left', 0), ('right', 0)");
+                handle.execute("CREATE TABLE ballast (n INT PRIMARY KEY)");
+            });
+            other = pool.submit(() -> {
+                try (Handle handle = fixture.jdbi().open()) {
+                    handle.begin();
+                    for (int n = 0; n < 50; n++) {
+                        handle.execute("INSERT INTO ballast (n) VALUES (?)", n);
+                    }
+                    await(effectHoldsLeft);
+                    handle.execute("UPDATE shelf SET qty = qty + 1 WHERE item = 'right'");
+                    otherHoldsRight.countDown();
+                    awaitSomeoneWaitingFor(connectionId(handle));
+                    handle.execute("UPDATE shelf SET qty = qty + 1 WHERE item = 'left'");
+                    handle.commit();
+                }
+                return null;
+            });
+        }
+
+        /** The part of the effect that meets the deadlock and swallows it. */
+        void meetAndSwallow(Handle tx) throws InterruptedException {
             tx.execute("UPDATE shelf SET qty = qty + 1 WHERE item = 'left'");
             effectHoldsLeft.countDown();
             await(otherHoldsRight);
             try {
                 tx.execute("UPDATE shelf SET qty = qty + 1 WHERE item = 'right'");
             } catch (JdbiException e) {
-                // A careless effect: it treats the deadlock like any failed statement and goes on.
                 if (MariaDbErrors.errorCode(e) == MariaDbErrors.DEADLOCK) {
                     deadlocks.incrementAndGet();
                 }
             }
+        }
+
+        void awaitOther() throws Exception {
+            other.get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void deadlockTheEffectCaughtAndWentOnFromIsRefusedAndNothingIsRecorded() throws Exception {
+        MariaDbInbox inbox = open();
+        DeadlockOnShelf deadlock = new DeadlockOnShelf();
+
+        InboxException refused = assertThrows(InboxException.class, () -> inbox.apply("snack-7", Content.of(7), tx -> {
+            deadlock.meetAndSwallow(tx);
             return stock.add(tx, 7);
         }));
-        other.get(30, TimeUnit.SECONDS);
+        deadlock.awaitOther();
 
-        assertEquals(1, deadlocks.get(), "the effect's transaction was the deadlock's victim");
+        assertEquals(1, deadlock.deadlocks.get(), "the effect's transaction was the deadlock's victim");
         assertInstanceOf(EffectBrokeTransactionException.class, refused);
         assertTrue(inbox.find("snack-7").isEmpty(), "nothing recorded");
         assertEquals(0, stock.total(), "what the effect wrote after the deadlock is not committed either");
         assertInstanceOf(Outcome.Applied.class, receive(inbox, "snack-7", 7), "a retry applies");
         assertEquals(7, stock.total());
+    }
+
+    @Test
+    void deadlockAMessageOfABatchCaughtAndWentOnFromFailsTheWholeBatchAsBusy() throws Exception {
+        MariaDbInbox inbox = open();
+        DeadlockOnShelf deadlock = new DeadlockOnShelf();
+        List<Message> batch = List.of(Message.of("snack-1", Content.of(1)), Message.of("snack-2", Content.of(2)));
+
+        InboxBusyException refused = assertThrows(InboxBusyException.class, () -> inbox.applyAll(batch,
+                (tx, message) -> {
+                    if (message.id().equals("snack-2")) {
+                        deadlock.meetAndSwallow(tx);
+                    }
+                    return stock.add(tx, message.id().equals("snack-1") ? 1 : 2);
+                }));
+        deadlock.awaitOther();
+
+        assertEquals(1, deadlock.deadlocks.get(), "the batch's transaction was the deadlock's victim");
+        assertTrue(refused.getMessage().contains("nothing of the call was applied"), refused.getMessage());
+        assertEquals(0, rows(), "snack-1 went with the rolled-back transaction, and is not reported applied");
+        assertEquals(0, stock.total());
+        List<MessageResult<Integer>> retried =
+                inbox.applyAll(batch, (tx, message) -> stock.add(tx, message.id().equals("snack-1") ? 1 : 2));
+        assertInstanceOf(Outcome.Applied.class, retried.get(0).outcome().orElseThrow(), "a retry applies");
+        assertInstanceOf(Outcome.Applied.class, retried.get(1).outcome().orElseThrow());
+        assertEquals(3, stock.total());
     }
 
     @Test
