@@ -1,0 +1,271 @@
+package dev.idempotent.inbox.mariadb;
+
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.spi.InboxStore;
+import dev.idempotent.inbox.spi.StoreTransaction;
+import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import dev.idempotent.inbox.spi.jdbc.TimeColumn;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The MariaDB storage behind {@link MariaDbInbox}.
+ *
+ * <p>Every transaction takes a connection of its own from the user's {@link Jdbi} and gives it
+ * back when it ends, so the pool (if any) decides how many calls run at once. Calls on one id are
+ * serialised by InnoDB itself, on the primary key of {@code inbox_message}; calls on different
+ * ids run in parallel.
+ */
+final class MariaDbStore implements InboxStore<Handle> {
+
+    static final int SCHEMA_VERSION = 1;
+    static final String SCHEMA_RESOURCE = "schema-v1.sql";
+
+    static final Logger log = LoggerFactory.getLogger(MariaDbStore.class);
+
+    // BIGINT epoch milliseconds: exact, and free of the session time zone in which MariaDB reads
+    // and writes DATETIME values.
+    static final TimeColumn TIME = TimeColumn.EPOCH_MILLIS;
+
+    // A no-op update on conflict: unlike INSERT IGNORE, it turns no error (a truncated value, a
+    // bad character) into a warning, and it takes an exclusive lock on the existing row, so a
+    // claim that meets another transaction's uncommitted claim of the id waits for it to end.
+    // With the affected-rows count (useAffectedRows=true) it answers 1 for an inserted row and 0
+    // for one that was there; with the driver's default found-rows count both are 1, so the store
+    // refuses such connections when it opens.
+    static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
+            + InboxRows.PLACEHOLDERS + ") ON DUPLICATE KEY UPDATE id = id";
+
+    // Named locks are server-wide; the database's name, hashed to keep within the 64 characters a
+    // lock name may have, keeps first uses in different databases from waiting for each other.
+    private static final String SCHEMA_LOCK = "CONCAT('inbox_schema_', MD5(DATABASE()))";
+
+    private final Jdbi jdbi;
+    private final Duration busyTimeout;
+    private final String lockWaitTimeout;
+
+    MariaDbStore(Jdbi jdbi, Duration busyTimeout) {
+        this.jdbi = jdbi;
+        this.busyTimeout = busyTimeout;
+        this.lockWaitTimeout = Long.toString(lockWaitSeconds(busyTimeout));
+        try (Handle handle = open("opening the database")) {
+            createSchema(handle);
+            checkAffectedRows(handle);
+        } catch (JdbiException e) {
+            throw MariaDbErrors.translate(e, "closing the schema connection");
+        }
+    }
+
+    /**
+     * The {@code innodb_lock_wait_timeout} for a busy timeout: whole seconds, rounded up so that a
+     * call never waits less than asked, and at least 1, the least MySQL takes (MariaDB would read
+     * 0 as "do not wait at all", which would fail even a claim that meets a lock about to go).
+     */
+    static long lockWaitSeconds(Duration busyTimeout) {
+        long seconds = busyTimeout.getSeconds();
+        if (busyTimeout.getNano() > 0) {
+            seconds++;
+        }
+        return Math.max(1, seconds);
+    }
+
+    @Override
+    public Writers writers() {
+        return Writers.CONCURRENT;
+    }
+
+    @Override
+    public StoreTransaction<Handle> begin() {
+        Handle handle = open("opening a connection");
+        try {
+            if (handle.isInTransaction()) {
+                throw new InboxException("the connection the Jdbi handed out is already in a transaction (or has"
+                        + " autocommit off, which Jdbi treats the same); Jdbi would silently join it, and the inbox's"
+                        + " isolation level and lock wait timeout would never apply. Give the inbox a Jdbi whose"
+                        + " connections come in autocommit mode with no transaction open");
+            }
+        } catch (RuntimeException e) {
+            RuntimeException failure = e instanceof JdbiException jdbiFailure
+                    ? MariaDbErrors.translate(jdbiFailure, "beginning the transaction") : e;
+            discard(handle, failure);
+            throw failure;
+        }
+        return MariaDbTransaction.begin(handle, lockWaitTimeout);
+    }
+
+    @Override
+    public Optional<InboxRecord> find(String inbox, String id) {
+        return read(connection -> InboxRows.find(connection, inbox, id, TIME), "reading the inbox record");
+    }
+
+    @Override
+    public Optional<Instant> horizon(String inbox) {
+        return read(connection -> InboxRows.horizon(connection, inbox, TIME), "reading the horizon");
+    }
+
+    @Override
+    public Optional<Instant> oldestReceivedAt(String inbox) {
+        return read(connection -> InboxRows.oldestReceivedAt(connection, inbox, TIME), "reading the oldest row");
+    }
+
+    /** Runs {@code query} on a connection of its own, outside any write transaction. */
+    private <T> T read(InboxRows.Query<T> query, String doing) {
+        try (Handle handle = open("opening a connection")) {
+            return query.run(handle.getConnection());
+        } catch (SQLException | JdbiException e) {
+            throw MariaDbErrors.translate(e, doing);
+        }
+    }
+
+    /** Closes nothing: the connections belong to the user's Jdbi. */
+    @Override
+    public void close() {}
+
+    private Handle open(String doing) {
+        try {
+            return jdbi.open();
+        } catch (JdbiException e) {
+            throw MariaDbErrors.translate(e, doing);
+        }
+    }
+
+    /** Closes a handle that failed; closing rolls back whatever it still had open. */
+    static void discard(Handle handle, Throwable failure) {
+        try {
+            if (handle.isInTransaction()) {
+                handle.rollback();
+            }
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+        try {
+            handle.close();
+        } catch (RuntimeException e) {
+            // The connection is thrown away because it is in doubt; so is its close.
+            failure.addSuppressed(e);
+        }
+    }
+
+    private void createSchema(Handle handle) {
+        try {
+            if (handle.createQuery("SELECT DATABASE() IS NULL").mapTo(Boolean.class).one()) {
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the connection names no"
+                        + " database, so the inbox has nowhere to create its tables; put one in the JDBC URL", null);
+            }
+            Integer found = readVersion(handle);
+            if (found != null) {
+                // A schema a migration tool created, or an earlier first use: no DDL, no lock.
+                checkVersion(found);
+                return;
+            }
+            // DDL commits by itself in MariaDB, so a transaction cannot keep concurrent first uses
+            // apart; a named lock does.
+            Integer locked = handle.createQuery("SELECT GET_LOCK(" + SCHEMA_LOCK + ", :timeout)")
+                    .bind("timeout", lockWaitSeconds(busyTimeout))
+                    .mapTo(Integer.class)
+                    .one();
+            if (locked == null || locked != 1) {
+                throw new InboxBusyException("another connection held the inbox's schema lock for longer than the"
+                        + " busy timeout while creating the schema; nothing was changed", null);
+            }
+            try {
+                if (readVersion(handle) == null) {
+                    handle.createScript(schemaScript()).execute();
+                }
+                Integer version = readVersion(handle);
+                checkVersion(version == null ? SCHEMA_VERSION : version);
+                log.debug("inbox schema version {} is in place", version);
+            } finally {
+                handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").mapTo(Integer.class).one();
+            }
+        } catch (JdbiException e) {
+            throw MariaDbErrors.translate(e, "creating the inbox schema");
+        }
+    }
+
+    /** The recorded schema version, or {@code null} when the database has no inbox tables yet. */
+    private static Integer readVersion(Handle handle) {
+        // Two statements: a query naming a missing table fails even where it would not read it.
+        boolean exists = handle.createQuery("SELECT COUNT(*) FROM information_schema.TABLES"
+                        + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'inbox_schema'")
+                .mapTo(Integer.class)
+                .one() > 0;
+        if (!exists) {
+            return null;
+        }
+        return handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
+                .mapTo(Integer.class)
+                .findOne()
+                .orElse(null);
+    }
+
+    private static void checkVersion(int version) {
+        if (version > SCHEMA_VERSION) {
+            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
+                    "the database holds inbox schema version " + version + ", written by a newer version of this"
+                            + " library; this version knows schema " + SCHEMA_VERSION + " at most", null);
+        }
+    }
+
+    /**
+     * Refuses connections whose claims could not tell an inserted row from an existing one. The
+     * MariaDB and MySQL drivers by default report found rows (the CLIENT_FOUND_ROWS flag, fixed when
+     * the connection is made), under which the claim of an id already stored also answers 1. The
+     * probe claims one row twice in a transaction it rolls back: its second claim must answer 0.
+     * The probe's inbox name is empty, which no inbox can have, and its id is the connection's, so
+     * that stores opening at once do not wait for (or deadlock on) each other's probes.
+     */
+    private void checkAffectedRows(Handle handle) {
+        try {
+            handle.begin();
+            handle.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            int first = probe(handle);
+            int second = probe(handle);
+            handle.rollback();
+            if (first != 1 || second != 0) {
+                throw new InboxException("the connections report found rows instead of affected rows (the claim of"
+                        + " a stored id answered " + second + " instead of 0), so the inbox could not tell a new id"
+                        + " from a stored one; add useAffectedRows=true to the JDBC URL (or set the data source"
+                        + " property of that name)");
+            }
+        } catch (RuntimeException e) {
+            RuntimeException failure = e instanceof JdbiException jdbiFailure
+                    ? MariaDbErrors.translate(jdbiFailure, "checking how the connection counts rows") : e;
+            try {
+                if (handle.isInTransaction()) {
+                    handle.rollback();
+                }
+            } catch (RuntimeException rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+            if (failure instanceof InboxStorageException storage
+                    && storage.kind() == InboxStorageException.Kind.READ_ONLY) {
+                // Nothing can be claimed on a read-only connection anyway, and each apply says so;
+                // find and the retention status still work.
+                log.debug("inbox connection is read-only; the affected-rows check is skipped", e);
+                return;
+            }
+            throw failure;
+        }
+    }
+
+    private static int probe(Handle handle) {
+        return handle.execute("INSERT INTO inbox_message (" + InboxRows.COLUMNS + ")"
+                + " VALUES ('', CONCAT('probe-', CONNECTION_ID()), 0, '', 0, '', NULL, 0) ON DUPLICATE KEY UPDATE id = id");
+    }
+
+    /** The text of the schema script shipped in this jar. */
+    static String schemaScript() {
+        return InboxRows.script(MariaDbStore.class, SCHEMA_RESOURCE);
+    }
+}

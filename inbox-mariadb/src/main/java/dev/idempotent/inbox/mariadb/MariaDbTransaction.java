@@ -1,0 +1,348 @@
+package dev.idempotent.inbox.mariadb;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
+import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.OutcomeUnknownException;
+import dev.idempotent.inbox.spi.PurgeBatch;
+import dev.idempotent.inbox.spi.PurgePosition;
+import dev.idempotent.inbox.spi.StoreTransaction;
+import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.JdbiException;
+
+/**
+ * One READ COMMITTED InnoDB transaction on a connection of its own, given back when it ends.
+ *
+ * <p>Before its first statement the transaction sets its isolation level (for this transaction
+ * only) and the session's {@code innodb_lock_wait_timeout} to the busy timeout, saving the
+ * session's own value in a user variable; it puts that value back when it ends, so a pooled
+ * connection goes back as it came. The session variable, rather than {@code SET STATEMENT ...
+ * FOR} on each of the inbox's statements, bounds every lock wait of the transaction, the
+ * effect's too, as PostgreSQL's {@code lock_timeout} does, and it works on MySQL, which has no
+ * {@code SET STATEMENT} and whose {@code SET_VAR} hint takes no InnoDB variable. It costs one
+ * statement after the commit.
+ *
+ * <p>A failed statement fails alone on MariaDB, except a deadlock, after which InnoDB has rolled
+ * the whole transaction back; an effect that catches that error and goes on would write its
+ * remaining statements into a new transaction, without the claim. Savepoints vanish with a
+ * rollback, so the transaction keeps one open around every effect (the message's own in a batch,
+ * {@code inbox_guard} for a lone message) and refuses to go on when it is gone.
+ *
+ * <p>The inbox's own statements run as plain JDBC on the handle's connection.
+ */
+final class MariaDbTransaction implements StoreTransaction<Handle> {
+
+    private static final String GUARD = "inbox_guard";
+
+    // Purgers serialise on the horizon row, which only moves forward. Raising it in the same
+    // transaction as the delete means an apply whose claim waited for a purge to delete an old row
+    // of the same id reads the raised horizon afterwards (the engine reads it after the claim, and
+    // under READ COMMITTED that read sees the purge's commit), so it is refused as stale.
+    private static final String RAISE_HORIZON = "INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)"
+            + " ON DUPLICATE KEY UPDATE horizon = GREATEST(horizon, VALUES(horizon))";
+
+    // The row comparison is spelled out: MariaDB does not turn (a, b) > (x, y) into a range of the
+    // index. FOR UPDATE locks the rows (under READ COMMITTED, the matching ones only) so that the
+    // delete that follows removes exactly these; MySQL has no DELETE ... RETURNING.
+    private static final String SELECT_OLDEST = """
+            SELECT received_at, id FROM inbox_message
+            WHERE inbox = ? AND received_at < ? AND (received_at > ? OR (received_at = ? AND id > ?))
+            ORDER BY received_at, id LIMIT ? FOR UPDATE""";
+
+    private final Handle handle;
+    private final Connection connection;
+    private final FailedStatements effectFailures;
+    private int savepoints;
+    private boolean guarded;
+    private boolean ended;
+
+    private MariaDbTransaction(Handle handle) {
+        this.handle = handle;
+        this.connection = handle.getConnection();
+        this.effectFailures = FailedStatements.watch(handle);
+    }
+
+    /**
+     * Begins the transaction on {@code handle}, a fresh handle in autocommit mode, or closes it and
+     * throws.
+     */
+    static MariaDbTransaction begin(Handle handle, String lockWaitTimeout) {
+        MariaDbTransaction tx = new MariaDbTransaction(handle);
+        try {
+            handle.begin();
+            // After autocommit is off and before any table is read, so this transaction is the
+            // "next" one the setting applies to; the session's own level is left as it is.
+            tx.run("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "beginning the transaction");
+            tx.run("SET @inbox_lock_wait_timeout = @@SESSION.innodb_lock_wait_timeout,"
+                    + " SESSION innodb_lock_wait_timeout = " + lockWaitTimeout, "setting the lock wait timeout");
+        } catch (RuntimeException e) {
+            RuntimeException failure = e instanceof JdbiException jdbiFailure
+                    ? MariaDbErrors.translate(jdbiFailure, "beginning the transaction") : e;
+            tx.end(failure);
+            throw failure;
+        }
+        return tx;
+    }
+
+    @Override
+    public Handle handle() {
+        if (savepoints == 0 && !guarded) {
+            run("SAVEPOINT " + GUARD, "opening the guard savepoint");
+            guarded = true;
+        }
+        return handle;
+    }
+
+    @Override
+    public Optional<InboxRecord> claim(
+            String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
+        try {
+            int affected;
+            try (PreparedStatement claim = connection.prepareStatement(MariaDbStore.CLAIM)) {
+                InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, MariaDbStore.TIME);
+                affected = claim.executeUpdate();
+            }
+            if (affected == 1) {
+                return Optional.empty();
+            }
+            if (affected != 0) {
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
+                        + "' reported " + affected + " rows affected, where 1 means inserted and 0 already stored",
+                        null);
+            }
+            // The claim holds the existing row's lock, so it cannot vanish before this read.
+            return Optional.of(InboxRows.find(connection, inbox, id, MariaDbStore.TIME)
+                    .orElseThrow(() -> new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '"
+                            + id + "' met a row that then could not be read; is something deleting inbox rows?",
+                            null)));
+        } catch (SQLException | JdbiException e) {
+            throw MariaDbErrors.translate(e, "claiming the id");
+        }
+    }
+
+    @Override
+    public Optional<Instant> horizon(String inbox) {
+        try {
+            return InboxRows.horizon(connection, inbox, MariaDbStore.TIME);
+        } catch (SQLException e) {
+            throw MariaDbErrors.translate(e, "reading the horizon");
+        }
+    }
+
+    @Override
+    public void savepoint() {
+        effectFailures.forget();
+        savepoints++;
+        run("SAVEPOINT inbox_" + savepoints, "opening a savepoint");
+    }
+
+    @Override
+    public void releaseSavepoint() {
+        release("inbox_" + savepoints);
+        savepoints--;
+    }
+
+    /** Releases {@code savepoint}, or reports that the transaction it belonged to was rolled back. */
+    private void release(String savepoint) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("RELEASE SAVEPOINT " + savepoint);
+        } catch (SQLException e) {
+            if (MariaDbErrors.errorCode(e) == MariaDbErrors.SAVEPOINT_DOES_NOT_EXIST) {
+                EffectBrokeTransactionException broken = new EffectBrokeTransactionException("MariaDB rolled the"
+                        + " transaction back while the effect ran (a deadlock, most likely, whose error the effect"
+                        + " caught and went on from), so what the effect wrote afterwards is not in the transaction"
+                        + " the claim was. It was rolled back and nothing was recorded. Let a deadlock error leave"
+                        + " the effect, or retry the whole message", effectFailures.last());
+                broken.addSuppressed(e);
+                throw broken;
+            }
+            throw MariaDbErrors.translate(e, "releasing a savepoint");
+        }
+    }
+
+    @Override
+    public void rollbackToSavepoint() {
+        // ROLLBACK TO keeps the savepoint; the next one of that name replaces it, and the release
+        // of an enclosing one or the commit ends it, so no RELEASE is sent for it.
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("ROLLBACK TO SAVEPOINT inbox_" + savepoints);
+        } catch (SQLException e) {
+            if (MariaDbErrors.errorCode(e) == MariaDbErrors.SAVEPOINT_DOES_NOT_EXIST) {
+                // Only a rollback of the whole transaction takes savepoints away, and a deadlock is
+                // what rolls one back: the batch's earlier messages went with it.
+                throw new InboxBusyException("MariaDB rolled the whole transaction back (a deadlock, most likely)"
+                        + " while a message of it ran; nothing of the call was applied and it may be retried", e);
+            }
+            throw MariaDbErrors.translate(e, "rolling back to a savepoint");
+        }
+        savepoints--;
+    }
+
+    private void run(String sql, String doing) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw MariaDbErrors.translate(e, doing);
+        }
+    }
+
+    @Override
+    public void raiseHorizon(String inbox, Instant cutoff) {
+        try (PreparedStatement raise = connection.prepareStatement(RAISE_HORIZON)) {
+            raise.setString(1, inbox);
+            MariaDbStore.TIME.bind(raise, 2, cutoff);
+            raise.executeUpdate();
+        } catch (SQLException e) {
+            throw MariaDbErrors.translate(e, "raising the horizon");
+        }
+    }
+
+    @Override
+    public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
+        try {
+            List<PurgePosition> oldest = new ArrayList<>();
+            try (PreparedStatement select = connection.prepareStatement(SELECT_OLDEST)) {
+                long afterMillis = after == null ? Long.MIN_VALUE : after.receivedAt().toEpochMilli();
+                select.setString(1, inbox);
+                MariaDbStore.TIME.bind(select, 2, cutoff);
+                select.setLong(3, afterMillis);
+                select.setLong(4, afterMillis);
+                select.setString(5, after == null ? "" : after.id());
+                select.setInt(6, limit);
+                try (ResultSet rows = select.executeQuery()) {
+                    while (rows.next()) {
+                        oldest.add(new PurgePosition(MariaDbStore.TIME.read(rows, "received_at"), rows.getString("id")));
+                    }
+                }
+            }
+            if (!oldest.isEmpty()) {
+                String placeholders = String.join(", ", Collections.nCopies(oldest.size(), "?"));
+                try (PreparedStatement delete = connection.prepareStatement(
+                        "DELETE FROM inbox_message WHERE inbox = ? AND id IN (" + placeholders + ")")) {
+                    delete.setString(1, inbox);
+                    for (int i = 0; i < oldest.size(); i++) {
+                        delete.setString(i + 2, oldest.get(i).id());
+                    }
+                    delete.executeUpdate();
+                }
+            }
+            return PurgeBatch.of(oldest);
+        } catch (SQLException e) {
+            throw MariaDbErrors.translate(e, "purging");
+        }
+    }
+
+    @Override
+    public void commit() {
+        if (guarded) {
+            release(GUARD);
+        }
+        try {
+            handle.commit();
+        } catch (JdbiException e) {
+            if (MariaDbErrors.rolledBackAtCommit(e)) {
+                // The server answered COMMIT with an error and rolled back: a definite failure.
+                throw MariaDbErrors.translate(e, "committing");
+            }
+            // The COMMIT may have reached the server and committed before the answer was lost.
+            OutcomeUnknownException unknown = new OutcomeUnknownException("MariaDB did not confirm the COMMIT"
+                    + " (error " + MariaDbErrors.errorCode(e) + ", SQLState " + MariaDbErrors.sqlState(e)
+                    + "); the message may or may not be applied, and delivering it again tells which: "
+                    + MariaDbErrors.describe(e), e);
+            end(unknown);
+            throw unknown;
+        }
+        end(null);
+    }
+
+    @Override
+    public void rollback() {
+        if (ended) {
+            return;
+        }
+        RuntimeException failure = null;
+        try {
+            handle.rollback();
+        } catch (JdbiException e) {
+            failure = MariaDbErrors.translate(e, "rolling back");
+        }
+        end(failure);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * Puts the session's lock wait timeout back and gives the connection back; a failure while
+     * doing so is attached to {@code failure}, or thrown if there is none.
+     */
+    private void end(RuntimeException failure) {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        boolean lost = failure instanceof OutcomeUnknownException
+                || failure != null && MariaDbErrors.isConnectionLost(failure);
+        RuntimeException restoreFailure = lost ? null : restoreSession();
+        if (restoreFailure != null) {
+            // A connection whose setting could not be put back must not go back to a pool.
+            abort();
+        }
+        if (failure != null && !lost) {
+            MariaDbStore.discard(handle, failure);
+        } else {
+            closeQuietly();
+        }
+        if (restoreFailure != null) {
+            if (failure != null) {
+                failure.addSuppressed(restoreFailure);
+            } else {
+                throw restoreFailure;
+            }
+        }
+    }
+
+    /** {@return the failure to put the session's lock wait timeout back, or null if it is back} */
+    private RuntimeException restoreSession() {
+        try (Statement statement = connection.createStatement()) {
+            // The session had one before the transaction began, unless setting it failed first.
+            statement.execute("SET SESSION innodb_lock_wait_timeout"
+                    + " = COALESCE(@inbox_lock_wait_timeout, @@SESSION.innodb_lock_wait_timeout),"
+                    + " @inbox_lock_wait_timeout = NULL");
+            return null;
+        } catch (SQLException e) {
+            return MariaDbErrors.translate(e, "restoring the session's innodb_lock_wait_timeout");
+        }
+    }
+
+    private void abort() {
+        try {
+            connection.abort(Runnable::run);
+        } catch (SQLException | RuntimeException e) {
+            MariaDbStore.log.debug("aborting an inbox connection failed", e);
+        }
+    }
+
+    private void closeQuietly() {
+        try {
+            handle.close();
+        } catch (JdbiException e) {
+            // Committed, rolled back or lost already: a failing close cannot change what happened.
+            MariaDbStore.log.debug("closing an inbox connection failed", e);
+        }
+    }
+}
