@@ -1,18 +1,16 @@
 package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.InboxException;
-import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
-import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.Optional;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -27,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * serialised by PostgreSQL itself, on the primary key of {@code inbox_message}; calls on different
  * ids run in parallel.
  */
-final class PostgresStore implements InboxStore<Handle> {
+final class PostgresStore extends JdbcInboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
     static final String SCHEMA_RESOURCE = "schema-v1.sql";
@@ -46,6 +44,7 @@ final class PostgresStore implements InboxStore<Handle> {
     private final String transactionSettings;
 
     PostgresStore(Jdbi jdbi, Duration busyTimeout) {
+        super(TIME);
         this.jdbi = jdbi;
         this.busyTimeout = busyTimeout;
         this.transactionSettings = transactionSettings(busyTimeout);
@@ -108,27 +107,13 @@ final class PostgresStore implements InboxStore<Handle> {
     }
 
     @Override
-    public Optional<InboxRecord> find(String inbox, String id) {
-        return read(connection -> InboxRows.find(connection, inbox, id, TIME), "reading the inbox record");
+    protected <T> T onConnection(InboxRows.Query<T> query) throws SQLException {
+        return jdbi.withHandle(handle -> query.run(handle.getConnection()));
     }
 
     @Override
-    public Optional<Instant> horizon(String inbox) {
-        return read(connection -> InboxRows.horizon(connection, inbox, TIME), "reading the horizon");
-    }
-
-    @Override
-    public Optional<Instant> oldestReceivedAt(String inbox) {
-        return read(connection -> InboxRows.oldestReceivedAt(connection, inbox, TIME), "reading the oldest row");
-    }
-
-    /** Runs {@code query} on a connection of its own, outside any write transaction. */
-    private <T> T read(InboxRows.Query<T> query, String doing) {
-        try (Handle handle = open("opening a connection")) {
-            return query.run(handle.getConnection());
-        } catch (SQLException | JdbiException e) {
-            throw PostgresErrors.translate(e, doing);
-        }
+    protected InboxException translate(Exception failure, String doing) {
+        return PostgresErrors.translate(failure, doing);
     }
 
     static OffsetDateTime utc(Instant instant) {

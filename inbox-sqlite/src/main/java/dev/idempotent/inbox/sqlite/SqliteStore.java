@@ -3,14 +3,15 @@ package dev.idempotent.inbox.sqlite;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
-import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.spi.PurgeBatch;
 import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -41,7 +42,7 @@ import org.jdbi.v3.core.JdbiException;
  * SQLite work they do. The effect itself still gets the Jdbi {@link Handle}, whose statements are
  * kept for the next message too (see {@link ReusingStatementBuilder}).
  */
-final class SqliteStore implements InboxStore<Handle> {
+final class SqliteStore extends JdbcInboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
 
@@ -66,6 +67,7 @@ final class SqliteStore implements InboxStore<Handle> {
     private SqliteWriter writer;
 
     SqliteStore(Jdbi jdbi, Duration busyTimeout) {
+        super(TIME);
         this.jdbi = jdbi;
         this.busyTimeout = busyTimeout;
         // The statements name the inbox's tables, so they can be prepared only once the schema exists.
@@ -93,27 +95,13 @@ final class SqliteStore implements InboxStore<Handle> {
     }
 
     @Override
-    public Optional<InboxRecord> find(String inbox, String id) {
-        return read(connection -> InboxRows.find(connection, inbox, id, TIME), "reading the inbox record");
+    protected <T> T onConnection(InboxRows.Query<T> query) throws SQLException {
+        return jdbi.withHandle(handle -> query.run(handle.getConnection()));
     }
 
     @Override
-    public Optional<Instant> horizon(String inbox) {
-        return read(connection -> InboxRows.horizon(connection, inbox, TIME), "reading the horizon");
-    }
-
-    @Override
-    public Optional<Instant> oldestReceivedAt(String inbox) {
-        return read(connection -> InboxRows.oldestReceivedAt(connection, inbox, TIME), "reading the oldest row");
-    }
-
-    /** Runs {@code query} on a connection of its own, outside the writer's transactions. */
-    private <T> T read(InboxRows.Query<T> query, String doing) {
-        try {
-            return jdbi.withHandle(handle -> query.run(handle.getConnection()));
-        } catch (SQLException | JdbiException e) {
-            throw SqliteErrors.translate(e, doing);
-        }
+    protected InboxException translate(Exception failure, String doing) {
+        return SqliteErrors.translate(failure, doing);
     }
 
     @Override
