@@ -38,8 +38,9 @@ final class ServeCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = "--db", required = true, paramLabel = "FILE|URL",
-            description = "The warehouse's SQLite file, or a PostgreSQL database as postgresql://HOST:PORT/DB?user=NAME"
-                    + " (jdbc:postgresql://... too); its tables are created if absent.")
+            description = "The warehouse's SQLite file, a PostgreSQL database as postgresql://HOST:PORT/DB?user=NAME"
+                    + " (jdbc:postgresql://... too), or a MariaDB database as mariadb://USER@HOST:PORT/DB"
+                    + " (jdbc:mariadb://... too); its tables are created if absent.")
     String db;
 
     @Option(names = "--retention", paramLabel = "DURATION",
@@ -69,7 +70,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "" + ReceiverSettings.DEFAULT_THREADS,
             description = "Requests handled at once (default ${DEFAULT-VALUE}). On SQLite, concurrent requests are"
-                    + " what one group commit can take together; with PostgreSQL each holds a connection of its own.")
+                    + " what one group commit can take together; with PostgreSQL or MariaDB each holds a connection of its own.")
     int threads;
 
     @Option(names = "--drop-ack-rate", paramLabel = "R", defaultValue = "0",

@@ -7,8 +7,9 @@ import java.util.Optional;
 
 /**
  * Turns the {@code --db} option into a {@link Warehouse}. A {@code postgresql://} or
- * {@code jdbc:postgresql://} URL opens a {@link PostgresWarehouse}; any other {@code scheme://}
- * value is refused; everything else is a SQLite file.
+ * {@code jdbc:postgresql://} URL opens a {@link PostgresWarehouse}, a {@code mariadb://} or
+ * {@code jdbc:mariadb://} URL a {@link MariaDbWarehouse}; any other {@code scheme://} value is
+ * refused; everything else is a SQLite file.
  */
 public final class WarehouseDatabase {
 
@@ -36,27 +37,30 @@ public final class WarehouseDatabase {
         if (file.isPresent()) {
             return SqliteWarehouse.open(file.get(), options::applyTo);
         }
+        if (isMariaDb(location)) {
+            return MariaDbWarehouse.open(location, options::applyTo);
+        }
         return PostgresWarehouse.open(location, options::applyTo);
     }
 
     /**
-     * The SQLite file {@code location} names, or empty for a PostgreSQL URL. Touches nothing.
+     * The SQLite file {@code location} names, or empty for a PostgreSQL or MariaDB URL. Touches nothing.
      *
      * @throws IllegalArgumentException for a blank location, a database URL this build cannot
      *     open, or a path this file system cannot have
      */
     public static Optional<Path> sqliteFile(String location) {
         if (location.isBlank()) {
-            throw new IllegalArgumentException("--db must name a SQLite file or a postgresql:// URL");
+            throw new IllegalArgumentException("--db must name a SQLite file, a postgresql:// or a mariadb:// URL");
         }
         int scheme = location.indexOf("://");
         if (scheme > 0) {
             String name = location.substring(0, scheme).toLowerCase(Locale.ROOT);
-            if (name.equals("postgresql") || name.equals("jdbc:postgresql")) {
+            if (name.equals("postgresql") || name.equals("jdbc:postgresql") || isMariaDb(location)) {
                 return Optional.empty();
             }
-            throw new IllegalArgumentException("--db " + name + "://... is not supported; give a SQLite file path"
-                    + " or a postgresql:// URL");
+            throw new IllegalArgumentException("--db " + name + "://... is not supported; give a SQLite file path,"
+                    + " a postgresql:// or a mariadb:// URL");
         }
         try {
             return Optional.of(Path.of(location));
@@ -65,9 +69,15 @@ public final class WarehouseDatabase {
         }
     }
 
+    private static boolean isMariaDb(String location) {
+        int scheme = location.indexOf("://");
+        String name = scheme < 0 ? "" : location.substring(0, scheme).toLowerCase(Locale.ROOT);
+        return name.equals("mariadb") || name.equals("jdbc:mariadb");
+    }
+
     /**
      * {@code location} as it may be shown to an operator: a file path as given, a URL without its
-     * user, password and parameters ({@code postgresql://HOST:PORT/DB}).
+     * user, password and parameters ({@code postgresql://HOST:PORT/DB}, {@code mariadb://HOST:PORT/DB}).
      */
     public static String shown(String location) {
         int scheme = location.indexOf("://");

@@ -10,7 +10,7 @@ import org.jdbi.v3.core.Jdbi;
  * {@code test}, user {@code postgres} with trust authentication, unless {@code INBOX_PG_HOST},
  * {@code INBOX_PG_PORT}, {@code INBOX_PG_DATABASE} or {@code INBOX_PG_USER} say otherwise.
  */
-final class PostgresSchema implements AutoCloseable {
+final class PostgresSchema implements SharedDatabase {
 
     /** Host, port and database, as a warehouse on this server describes where it is. */
     static final String ADDRESS = environment("INBOX_PG_HOST", "127.0.0.1") + ":"
@@ -40,12 +40,19 @@ final class PostgresSchema implements AutoCloseable {
     }
 
     /** The {@code --db} URL whose connections work in this schema. */
-    String url() {
+    @Override
+    public String url() {
         return SERVER + "&currentSchema=" + name;
     }
 
+    @Override
+    public String described() {
+        return "PostgreSQL " + ADDRESS;
+    }
+
     /** A Jdbi for reading what the receivers wrote, in this schema. */
-    Jdbi jdbi() {
+    @Override
+    public Jdbi jdbi() {
         return Jdbi.create("jdbc:" + url());
     }
 

@@ -191,6 +191,13 @@ class ServeCommandTest {
     }
 
     @Test
+    void unreachableMariaDbIsUnusableAndItsPasswordIsNotShown() {
+        CommandRun run = CommandRun.of("serve", "--db", "mariadb://root:s3cret@127.0.0.1:1/test")
+                .assertRefused(4, "serve", "--db mariadb://127.0.0.1:1/test cannot be reached");
+        assertFalse(run.err().contains("s3cret"), run.err());
+    }
+
+    @Test
     void badOptionValueIsOneLine() {
         CommandRun.of("serve", "--db", dir.resolve("warehouse.db").toString(), "--port", "eighty")
                 .assertRefused(2, "serve", "--port");
