@@ -28,16 +28,17 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Scale-out on PostgreSQL: four {@code serve} processes on one database, two publishers that send
+ * Scale-out on PostgreSQL and on MariaDB: four {@code serve} processes on one database, two publishers that send
  * every item to two different receivers at about the same time, and one receiver killed with
  * SIGKILL in the middle. Every id ends acked through the others, and applied exactly once.
  */
@@ -48,25 +49,39 @@ class ScaleOutTest {
     private static final int KILLED = 2;
     private static final Pattern URL = Pattern.compile("http://127\\.0\\.0\\.1:\\d+");
 
+    /** The servers the receivers share a database on. */
+    enum Server {
+        POSTGRESQL("PostgreSQL", () -> PostgresSchema.create("examples_scaleout")),
+        MARIADB("MariaDB", () -> MariaDbDatabase.create("examples_scaleout"));
+
+        private final String label;
+        private final Supplier<SharedDatabase> create;
+
+        Server(String label, Supplier<SharedDatabase> create) {
+            this.label = label;
+            this.create = create;
+        }
+    }
+
     @TempDir
     Path dir;
 
-    private PostgresSchema schema;
+    private SharedDatabase database;
     private final List<ChildJvm> receivers = new ArrayList<>();
-
-    @BeforeEach
-    void createSchema() {
-        schema = PostgresSchema.create("examples_scaleout");
-    }
 
     @AfterEach
     void stopAll() {
+        // The receivers first, so that none holds the database while it is dropped.
         receivers.forEach(ChildJvm::close);
-        schema.close();
+        if (database != null) {
+            database.close();
+        }
     }
 
-    @Test
-    void fourReceiversOnOneDatabaseApplyEachIdOnceThoughOneIsKilled() throws Exception {
+    @ParameterizedTest(name = "on {0}")
+    @EnumSource(Server.class)
+    void fourReceiversOnOneDatabaseApplyEachIdOnceThoughOneIsKilled(Server server) throws Exception {
+        database = server.create.get();
         long started = System.nanoTime();
         List<URI> uris = startReceivers();
         long up = System.nanoTime();
@@ -110,14 +125,14 @@ class ScaleOutTest {
             DeliveryReport b = two.get(60, TimeUnit.SECONDS);
             long delivered = System.nanoTime();
 
-            Jdbi db = schema.jdbi();
+            Jdbi db = database.jdbi();
             long total = db.withHandle(h -> h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
             Set<String> inInbox = new HashSet<>(db.withHandle(h -> h.createQuery(
                     "SELECT id FROM inbox_message WHERE inbox = 'warehouse'").mapTo(String.class).list()));
             int appliedAcks = (a.acked() - a.duplicatesConfirmed()) + (b.acked() - b.duplicatesConfirmed());
 
-            System.out.printf("scale-out on PostgreSQL: %d items, %d receivers, 2 publishers (each item to 2 receivers),"
-                    + " receiver %d killed with %d items pending%n", ITEMS, RECEIVERS, KILLED, pendingAtKill);
+            System.out.printf("scale-out on %s: %d items, %d receivers, 2 publishers (each item to 2 receivers),"
+                    + " receiver %d killed with %d items pending%n", server.label, ITEMS, RECEIVERS, KILLED, pendingAtKill);
             for (int i = 0; i < RECEIVERS; i++) {
                 System.out.printf("  receiver %d: %d attempts sent to it%s%n", i, requestsByReceiver.get(uris.get(i)).sum(),
                         i == KILLED ? " (killed)" : ", " + appliedEffects(uris.get(i)) + " applied");
@@ -152,7 +167,7 @@ class ScaleOutTest {
     /** Starts the receivers together and waits until each one listens. */
     private List<URI> startReceivers() throws Exception {
         for (int i = 0; i < RECEIVERS; i++) {
-            receivers.add(ChildJvm.start("serve-" + i, List.of(), Main.class.getName(), List.of("serve", "--db", schema.url()),
+            receivers.add(ChildJvm.start("serve-" + i, List.of(), Main.class.getName(), List.of("serve", "--db", database.url()),
                     dir.resolve("serve-" + i + ".err")));
         }
         List<URI> uris = new ArrayList<>();
@@ -160,7 +175,7 @@ class ScaleOutTest {
             String line = receiver.nextLine(Duration.ofSeconds(60));
             Matcher url = URL.matcher(line);
             assertTrue(url.find(), "first line names the address: " + line);
-            assertTrue(line.contains("PostgreSQL " + PostgresSchema.ADDRESS), line);
+            assertTrue(line.contains(database.described()), line);
             uris.add(URI.create(url.group()));
         }
         return uris;
