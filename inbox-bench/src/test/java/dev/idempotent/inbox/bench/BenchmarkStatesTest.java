@@ -237,6 +237,36 @@ class BenchmarkStatesTest {
     }
 
     @Test
+    void mariaDbStateServesBothSidesAndDropsItsDatabases() throws Exception {
+        MariaDbBenchmark.Database db = new MariaDbBenchmark.Database();
+        db.setUp();
+        try {
+            MariaDbBenchmark.SideTimes times = new MariaDbBenchmark.SideTimes();
+            assertTrue(MariaDbBenchmark.pair(db, times));
+            assertTrue(MariaDbBenchmark.pair(db, times));
+            assertTrue(times.inboxNanos > 0 && times.jdbcNanos > 0);
+            long total = db.inbox().jdbi().withHandle(h ->
+                    h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
+            assertEquals(2 * SqliteState.QUANTITY, total);
+            assertTrue(db.jdbc().apply("stored-once", SqliteState.QUANTITY), "a new id on the baseline");
+            assertFalse(db.jdbc().apply("stored-once", SqliteState.QUANTITY), "the baseline sees its duplicate");
+            assertEquals(db.databases(), existing(db.databases()));
+        } finally {
+            db.tearDown();
+        }
+        assertEquals(List.of(), existing(db.databases()), "both databases dropped");
+    }
+
+    /** Those of {@code names} that are databases on the MariaDB server, in the same order. */
+    private static List<String> existing(List<String> names) {
+        List<String> present = org.jdbi.v3.core.Jdbi.create("jdbc:mariadb://" + MariaDbState.SERVER + "/",
+                        MariaDbState.USER, MariaDbState.PASSWORD)
+                .withHandle(h -> h.createQuery("SELECT schema_name FROM information_schema.schemata")
+                        .mapTo(String.class).list());
+        return names.stream().filter(present::contains).toList();
+    }
+
+    @Test
     void postgresGroupCommitStateAppliesThroughTheGroupingInbox() throws Exception {
         PostgresConcurrentBenchmark.Database db = new PostgresConcurrentBenchmark.Database();
         db.writer = "INBOX_GROUP_COMMIT";
