@@ -10,6 +10,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -22,7 +23,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * the inbox and the hand-written JDBC transaction ({@link HandWrittenMariaDb}) interleaved call by
  * call on every thread, alternating which goes first, so both sides see the same load. The score
  * is pairs per second; the counters {@code inboxNanos} and {@code jdbcNanos} are each side's time,
- * summed over threads, so their quotient is the rate ratio.
+ * summed over threads, so their quotient is the rate ratio. With {@code baseline=WITH_SETTINGS}
+ * the baseline also sends the statements the inbox adds to each transaction (isolation level, lock
+ * wait timeout, the savepoint around the effect), so that the pair shows what the inbox costs
+ * beyond them.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -33,6 +37,10 @@ public class MariaDbBenchmark {
 
     @State(Scope.Benchmark)
     public static class Database extends MariaDbState {
+
+        /** The baseline as is, or sending the statements the inbox adds to each transaction. */
+        @Param({"PLAIN", "WITH_SETTINGS"})
+        public String baseline = "PLAIN";
 
         @Setup(Level.Trial)
         public void setUp() throws SQLException {
@@ -83,7 +91,9 @@ public class MariaDbBenchmark {
 
     private static boolean timeJdbc(Database db, SideTimes times) throws SQLException {
         long start = System.nanoTime();
-        boolean applied = db.jdbc().apply(db.nextId(), SqliteState.QUANTITY);
+        boolean applied = "WITH_SETTINGS".equals(db.baseline)
+                ? db.jdbc().applyWithSettings(db.nextId(), SqliteState.QUANTITY)
+                : db.jdbc().apply(db.nextId(), SqliteState.QUANTITY);
         times.jdbcNanos += System.nanoTime() - start;
         return applied;
     }

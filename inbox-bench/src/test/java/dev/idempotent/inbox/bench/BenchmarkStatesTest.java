@@ -243,13 +243,15 @@ class BenchmarkStatesTest {
         try {
             MariaDbBenchmark.SideTimes times = new MariaDbBenchmark.SideTimes();
             assertTrue(MariaDbBenchmark.pair(db, times));
+            db.baseline = "WITH_SETTINGS";
             assertTrue(MariaDbBenchmark.pair(db, times));
             assertTrue(times.inboxNanos > 0 && times.jdbcNanos > 0);
             long total = db.inbox().jdbi().withHandle(h ->
                     h.createQuery("SELECT total FROM stock WHERE id = 1").mapTo(Long.class).one());
             assertEquals(2 * SqliteState.QUANTITY, total);
-            assertTrue(db.jdbc().apply("stored-once", SqliteState.QUANTITY), "a new id on the baseline");
+            assertTrue(db.jdbc().applyWithSettings("stored-once", SqliteState.QUANTITY), "a new id on the baseline");
             assertFalse(db.jdbc().apply("stored-once", SqliteState.QUANTITY), "the baseline sees its duplicate");
+            assertFalse(db.jdbc().applyWithSettings("stored-once", SqliteState.QUANTITY));
             assertEquals(db.databases(), existing(db.databases()));
         } finally {
             db.tearDown();
