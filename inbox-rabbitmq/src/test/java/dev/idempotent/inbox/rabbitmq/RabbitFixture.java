@@ -100,9 +100,10 @@ final class RabbitFixture implements AutoCloseable {
         String pid = null;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (pid == null) {
-            for (String line : rabbitmqctl("list_connections", "pid", "user_provided_name")) {
-                String[] fields = line.split("\t");
-                if (fields.length == 2 && fields[1].equals(connectionName)) {
+            // The client sends its connection name among its client properties.
+            for (String line : rabbitmqctl("list_connections", "pid", "client_properties")) {
+                String[] fields = line.split("\t", 2);
+                if (fields.length == 2 && fields[1].contains("\"" + connectionName + "\"")) {
                     pid = fields[0];
                 }
             }
