@@ -1,7 +1,9 @@
 package dev.idempotent.inbox.examples;
 
+import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.ShutdownSignalException;
 import dev.idempotent.inbox.examples.http.ProtocolV1;
 import dev.idempotent.inbox.examples.http.Receipt;
 import dev.idempotent.inbox.rabbitmq.ConsumerStats;
@@ -114,8 +116,12 @@ final class RabbitReceiptSource implements ConsumeCommand.ReceiptSource {
         }
     }
 
+    /** The broker's own words (NOT_FOUND - no queue 'x' in vhost '/'), without the protocol dump around them. */
     private static String reason(IOException e) {
         Throwable cause = e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof ShutdownSignalException signal && signal.getReason() instanceof AMQP.Channel.Close close) {
+            return close.getReplyText();
+        }
         return String.valueOf(cause.getMessage());
     }
 
