@@ -28,8 +28,44 @@ class RabbitReadmeSnippetTest {
     private static final Pattern SNIPPET = Pattern.compile(
             "## From RabbitMQ.*?```java\\n(.*?)```", Pattern.DOTALL);
 
+    private static final Pattern SPRING_SNIPPET = Pattern.compile(
+            "With Spring AMQP's listener container.*?```java\\n(.*?)```", Pattern.DOTALL);
+
     @TempDir
     Path dir;
+
+    @Test
+    void springAmqpListenerSnippetCompiles() throws Exception {
+        String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+        Matcher snippet = SPRING_SNIPPET.matcher(readme);
+        assertTrue(snippet.find(), "README.md has the Spring AMQP listener snippet");
+        Path source = dir.resolve("ReceiptListener.java");
+        Files.writeString(source, """
+                import dev.idempotent.inbox.Content;
+                import dev.idempotent.inbox.FailureKind;
+                import dev.idempotent.inbox.Inbox;
+                import dev.idempotent.inbox.Outcome;
+                import java.nio.charset.StandardCharsets;
+                import org.jdbi.v3.core.Handle;
+                import org.springframework.amqp.AmqpRejectAndDontRequeueException;
+                import org.springframework.amqp.core.Message;
+                import org.springframework.amqp.rabbit.annotation.RabbitListener;
+
+                public class ReceiptListener {
+                    private final Inbox<Handle> inbox;
+
+                    public ReceiptListener(Inbox<Handle> inbox) {
+                        this.inbox = inbox;
+                    }
+
+                %s
+                }
+                """.formatted(snippet.group(1)));
+        ByteArrayOutputStream diagnostics = new ByteArrayOutputStream();
+        int compiled = ToolProvider.getSystemJavaCompiler().run(null, diagnostics, diagnostics,
+                "-classpath", System.getProperty("java.class.path"), "-d", dir.toString(), source.toString());
+        assertEquals(0, compiled, () -> "the snippet compiles:\n" + diagnostics.toString(StandardCharsets.UTF_8));
+    }
 
     @Test
     void fromRabbitMqSnippetCompilesAndConsumes() throws Exception {
