@@ -3,14 +3,18 @@ package dev.idempotent.inbox.rabbitmq;
 import com.rabbitmq.client.Delivery;
 import dev.idempotent.inbox.FailureKind;
 import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -142,6 +146,13 @@ final class BatchApplier<H, T> {
                 yield Verdict.REQUEUE;
             }
             case PERMANENT -> {
+                if (isInboxWide(failure)) {
+                    // A read-only or damaged database, a closed inbox: the message is not at fault,
+                    // and dead-lettering would empty the queue into the dead letters during an outage.
+                    log.warn("id {} not applied: the inbox cannot apply anything ({}); requeued after the backoff",
+                            id, failure.toString());
+                    yield Verdict.REQUEUE;
+                }
                 attempts.settled(id);
                 log.info("id {} refused ({}); rejected without requeue", id, failure.getClass().getSimpleName());
                 yield Verdict.DEAD_LETTER;
@@ -156,6 +167,21 @@ final class BatchApplier<H, T> {
                 yield Verdict.DEAD_LETTER;
             }
         };
+    }
+
+    /**
+     * Whether a permanent failure is the inbox's own rather than this message's: the database
+     * refuses the inbox (read-only, corrupt, a newer schema), or the inbox is closed. Messages
+     * that are invalid or stale, and effects that broke their transaction, are the message's.
+     */
+    private static boolean isInboxWide(Exception failure) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof InboxException inbox) {
+                return inbox instanceof InboxStorageException || inbox.getClass() == InboxException.class;
+            }
+        }
+        return false;
     }
 
     private String idOf(Delivery delivery) {

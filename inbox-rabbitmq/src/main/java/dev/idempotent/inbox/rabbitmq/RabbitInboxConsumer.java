@@ -34,11 +34,14 @@ import java.util.Objects;
  *   <tr><th>Outcome or failure</th><th>Broker</th><th>When</th></tr>
  *   <tr><td>Applied, Duplicate</td><td>ack</td><td>after the commit</td></tr>
  *   <tr><td>Conflict; stale ({@link dev.idempotent.inbox.StaleMessageException}); no id; a body
- *       the decoder refuses; any other {@link dev.idempotent.inbox.FailureKind#PERMANENT}
- *       failure</td><td>reject, no requeue: the queue's dead-letter exchange takes it</td>
+ *       the decoder refuses; an effect that broke its transaction; any other
+ *       {@link dev.idempotent.inbox.FailureKind#PERMANENT} failure of the message</td><td>reject, no requeue: the queue's dead-letter exchange takes it</td>
  *       <td>after the transaction ended (nothing of it was written)</td></tr>
  *   <tr><td>{@link dev.idempotent.inbox.FailureKind#RETRYABLE}: busy, outcome unknown,
  *       database unreachable</td><td>nack with requeue</td><td>after the retry backoff</td></tr>
+ *   <tr><td>the inbox cannot apply anything: the database is read-only, damaged or of a newer
+ *       schema, or the inbox is closed (permanent, but not the message's fault)</td>
+ *       <td>nack with requeue, logged at WARN</td><td>after the retry backoff</td></tr>
  *   <tr><td>{@link dev.idempotent.inbox.FailureKind#EFFECT}: the effect's own exception</td>
  *       <td>nack with requeue, up to {@link Builder#maxEffectAttempts} attempts, then reject
  *       without requeue</td><td>after the retry backoff; the last at once</td></tr>

@@ -195,6 +195,23 @@ class BrokerMappingTest {
     }
 
     @Test
+    void closedInboxRequeuesInsteadOfDeadLetteringSinceTheMessageIsNotAtFault() throws Exception {
+        Warehouse warehouse = warehouse(false);
+        SqliteInbox closed = warehouse.inbox();
+        closed.close();
+        consumer = builder(closed).start(rabbit.connection);
+
+        rabbit.publish("snack-7", "7");
+        await("a requeue", () -> consumer.stats().requeued() >= 1);
+        consumer.close();
+
+        assertEquals(0, consumer.stats().deadLettered());
+        assertEquals(0, consumer.stats().acked());
+        assertEquals(1, rabbit.ready(), "the message is back in the queue, for an inbox that works");
+        assertEquals(List.of(), rabbit.takeDeadLetters());
+    }
+
+    @Test
     void failingEffectIsRequeuedUpToTheLimitThenDeadLetteredOnAClassicQueue() throws Exception {
         effectFailsUntilTheLimit(false);
     }
