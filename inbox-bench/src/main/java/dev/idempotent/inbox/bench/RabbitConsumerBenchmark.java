@@ -41,8 +41,14 @@ import org.jdbi.v3.core.Jdbi;
  * round's ratio (inbox / plain) is printed, then the median and the range.
  *
  * <pre>
- * java -cp inbox-bench/target/benchmarks.jar dev.idempotent.inbox.bench.RabbitConsumerBenchmark [ROUNDS]
+ * java -cp inbox-bench/target/benchmarks.jar dev.idempotent.inbox.bench.RabbitConsumerBenchmark [ROUNDS [N1 [N100]]]
  * </pre>
+ *
+ * <p>Defaults: 21 rounds, N = 1,000 messages per trial at batch 1 and 10,000 at batch 100; short
+ * trials and many rounds, because on a shared machine the load changes from second to second and
+ * the median of many paired ratios is steadier than a few long trials. The files go to the JVM's
+ * temp directory: {@code -Djava.io.tmpdir=/dev/shm} puts them on tmpfs, where the commit costs no
+ * disk sync and the comparison is of CPU alone.
  *
  * <p>{@code -Dinbox.bench.rabbit.uri} names the broker (default
  * {@code amqp://guest:guest@127.0.0.1:5672}); every queue it makes is deleted at the end of its trial.
@@ -56,14 +62,16 @@ public final class RabbitConsumerBenchmark {
     private RabbitConsumerBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 21;
+        int messagesAtBatch1 = args.length > 1 ? Integer.parseInt(args[1]) : 1_000;
+        int messagesAtBatch100 = args.length > 2 ? Integer.parseInt(args[2]) : 10_000;
         ConnectionFactory factory = new ConnectionFactory();
         factory.setUri(URI);
         Path dir = Files.createTempDirectory("inbox-bench-rabbit-");
         System.out.printf(Locale.ROOT, "RabbitConsumerBenchmark: %d rounds (first one warm-up), files in %s%n", rounds, dir);
         try (Connection connection = factory.newConnection("inbox-bench")) {
             for (int batch : BATCHES) {
-                int messages = batch == 1 ? 3_000 : 20_000;
+                int messages = batch == 1 ? messagesAtBatch1 : messagesAtBatch100;
                 List<Double> ratios = new ArrayList<>();
                 List<Double> inboxRates = new ArrayList<>();
                 List<Double> plainRates = new ArrayList<>();
