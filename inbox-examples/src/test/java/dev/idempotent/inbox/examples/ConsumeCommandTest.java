@@ -58,6 +58,31 @@ class ConsumeCommandTest {
     }
 
     @Test
+    void consumesIntoPostgreSqlGivenAsServeTakesIt() throws Exception {
+        try (PostgresSchema schema = PostgresSchema.create("consume");
+                RabbitQueue queue = new RabbitQueue();
+                ChildJvm consumer = ChildJvm.start("consume-pg", ChildJvm.FAST_START, Main.class.getName(),
+                        List.of("consume", "--broker", "rabbitmq", "--uri", RabbitQueue.URI, "--queue", queue.name,
+                                "--db", schema.url(), "--batch", "10", "--prefetch", "20"))) {
+            assertTrue(consumer.awaitLine(line -> line.startsWith("consuming receipts from RabbitMQ"), TIMEOUT)
+                    .contains("into " + schema.described()), "names the database");
+            queue.publish("snack-7", 7);
+            queue.publish("snack-7", 7);
+            queue.publish("snack-9", 9);
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (schema.jdbi().withHandle(h -> h.createQuery("SELECT total FROM stock").mapTo(Long.class).one()) != 16) {
+                if (System.nanoTime() > deadline) {
+                    fail("the stock never reached 16");
+                }
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+            }
+            consumer.terminate();
+            assertEquals(List.of("{\"total\":16,\"receipts\":2}"), consumer.restOfOutput(TIMEOUT));
+            assertEquals(0, queue.ready());
+        }
+    }
+
+    @Test
     void runningConsumerServesPrometheusTextAndPrintsTheStockOnExit() throws Exception {
         try (RabbitQueue queue = new RabbitQueue();
                 ChildJvm consumer = ChildJvm.start("consume", ChildJvm.FAST_START, Main.class.getName(),
