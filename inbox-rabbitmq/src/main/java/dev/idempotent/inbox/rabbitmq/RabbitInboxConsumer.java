@@ -359,5 +359,4 @@ public final class RabbitInboxConsumer implements AutoCloseable {
             return value;
         }
     }
-
 }
