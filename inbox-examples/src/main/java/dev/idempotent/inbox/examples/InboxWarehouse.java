@@ -1,6 +1,5 @@
 package dev.idempotent.inbox.examples;
 
-import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxStats;
@@ -31,10 +30,15 @@ final class InboxWarehouse implements Warehouse {
 
     @Override
     public Outcome<Void> receive(String id, long qty, Instant origin) {
-        return inbox.apply(id, Content.of(qty), origin, tx -> {
-            tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
+        return inbox.apply(id, Warehouse.content(qty), origin, tx -> {
+            Warehouse.addToStock(tx, qty);
             return null;
         });
+    }
+
+    @Override
+    public Inbox<Handle> inbox() {
+        return inbox;
     }
 
     @Override

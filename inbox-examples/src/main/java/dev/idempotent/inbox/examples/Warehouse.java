@@ -1,5 +1,7 @@
 package dev.idempotent.inbox.examples;
 
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxStats;
@@ -8,6 +10,7 @@ import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.function.UnaryOperator;
+import org.jdbi.v3.core.Handle;
 
 /**
  * The seed's warehouse: a running stock {@code total}, changed only through an idempotent inbox,
@@ -57,6 +60,24 @@ public interface Warehouse extends AutoCloseable {
      *     throws it; none of them means the shipment was received
      */
     Outcome<Void> receive(String id, long qty, Instant origin);
+
+    /**
+     * The inbox shipments are received through, for receivers that drive it themselves: a broker
+     * consumer that applies a batch in one transaction. Its effect must be {@link #addToStock} and
+     * its content {@link #content}, as {@link #receive} has them, so that a shipment received both
+     * ways is one business.
+     */
+    Inbox<Handle> inbox();
+
+    /** The content a shipment of {@code qty} is recorded with: its quantity. */
+    static Content content(long qty) {
+        return Content.of(qty);
+    }
+
+    /** The stock change of one shipment, inside the inbox's transaction {@code tx}. */
+    static void addToStock(Handle tx, long qty) {
+        tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
+    }
 
     /** The committed total and the number of receipts, read together. */
     StockLevel stock();
