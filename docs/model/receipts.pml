@@ -3,8 +3,9 @@
  * a warehouse whose inbox records each shipment in the transaction of its effect, with retention.
  * README.md beside this file maps every process and step to the class and method that implements it.
  *
- * Bounds (each a -D switch, defaults below): 2 items, 1 loss, 1 duplication, 1 reordering,
- * 1 early timeout, 1 crash of each side, 1 purge, clock epochs 0..1, channels of 2 messages.
+ * Bounds (defaults below, most a -D switch): 2 items; 1 network fault in all (a loss,
+ * duplication or reordering); 1 proxy answer or other sender's shipment; 1 crash of each side;
+ * no early timeout; 1 purge; clock epochs 0..1; 2 messages in flight per direction.
  *
  * Mutations (compile-time switches; each must produce a counterexample):
  *   ACK_BEFORE_COMMIT   the receiver answers before it commits
