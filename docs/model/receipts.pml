@@ -71,12 +71,14 @@ byte applied[N];             /* effects committed per id */
 byte business[N];            /* the quantity of the committed effect, 0 = none */
 bool purged[N];              /* the id's row was purged */
 
-/* Fault budgets. */
+/* Fault budgets, and the crashes that are due: a process takes its crash before its next step. */
 byte netfaults, early, pcrashes, rcrashes, purges;
-byte awaiting;               /* 1 + the item whose answer the publisher awaits, 0 = none; the
-                                proxy below answers on that attempt's connection */
-bool intruded;
-bool pcrash, rcrash;         /* a crash is due: the process takes it before its next step */               /* another sender has sent its one shipment */
+bool intruded;               /* the proxy has answered, or the other sender has sent, its one message */
+bool pcrash, rcrash;
+
+/* 1 + the item whose answer the publisher awaits, 0 = none: the exchange still open. The
+ * receiver answers only on it, and the proxy answers on it. */
+byte awaiting;
 
 #define settled(i) (ostate[i] == DONE || ostate[i] == PARKED)
 #define allSettled (settled(0) && settled(1))
