@@ -91,7 +91,7 @@ public enum FailureKind {
         if (failure instanceof InboxStorageException storage) {
             return switch (storage.kind()) {
                 case UNAVAILABLE, DISK_FULL -> RETRYABLE;
-                case READ_ONLY, CORRUPT, NEWER_SCHEMA -> PERMANENT;
+                case READ_ONLY, CORRUPT, NEWER_SCHEMA, SCHEMA_MISSING -> PERMANENT;
                 // An error the adapter could not name may be the effect's own statement failing.
                 case OTHER -> transientCause(storage) ? RETRYABLE : EFFECT;
             };

@@ -18,6 +18,11 @@ public final class InboxStorageException extends InboxException {
         CORRUPT,
         /** The inbox schema was written by a newer version of this library. */
         NEWER_SCHEMA,
+        /**
+         * The inbox's tables, or the record of their schema version, are not in the database, and
+         * the inbox was told not to create them ({@link SchemaMode#VALIDATE}): run the migration.
+         */
+        SCHEMA_MISSING,
         /** The database cannot be reached or opened. */
         UNAVAILABLE,
         /** Anything else the database reported. */
