@@ -1,0 +1,183 @@
+package dev.idempotent.inbox.micrometer;
+
+import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.sqlite.SqliteInbox;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.ObservationView;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Handle;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.MDC;
+
+/** The observation around each apply, and the caller's context inside its effect under group commit. */
+class ObservedInboxTest {
+
+    private static final String INBOX = "receipts";
+
+    @TempDir
+    Path dir;
+
+    private final TestObservationRegistry observations = TestObservationRegistry.create();
+
+    private SqliteInbox open() {
+        return SqliteInbox.builder(dir.resolve("observed.db"))
+                .name(INBOX)
+                .busyTimeout(Duration.ofMinutes(1))
+                .callContext(PropagatedCallContext.withMdc())
+                .build();
+    }
+
+    @Test
+    void eachApplyIsObservedWithItsOutcomeAndTheIdOnlyAsAHighCardinalityKey() {
+        try (SqliteInbox sqlite = open(); ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, observations)) {
+            inbox.apply("snack-7", Content.of(7), tx -> 1);
+            inbox.apply("snack-7", Content.of(7), tx -> 1);
+            inbox.apply("snack-7", Content.of(8), tx -> 1);
+            IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                    () -> inbox.apply("snack-8", Content.of(1), tx -> {
+                        throw new IllegalStateException("the effect fails");
+                    }));
+
+            assertThat(observations)
+                    .hasNumberOfObservationsWithNameEqualTo("inbox.apply", 4)
+                    .forAllObservationsWithNameEqualTo("inbox.apply", observation -> observation
+                            .hasLowCardinalityKeyValue("inbox", INBOX)
+                            .doesNotHaveLowCardinalityKeyValueWithKey("message.id")
+                            .hasHighCardinalityKeyValueWithKey("message.id"));
+            assertThat(observations)
+                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "applied")
+                            .hasHighCardinalityKeyValue("message.id", "snack-7"))
+                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "duplicate"))
+                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "conflict"))
+                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "failed")
+                            .hasHighCardinalityKeyValue("message.id", "snack-8")
+                            .hasError(thrown))
+                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "applied").doesNotHaveError());
+        }
+    }
+
+    @Test
+    void aMeterHandlerGivesTheApplyTimerByOutcomeWithoutIds() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        ObservationRegistry registry = ObservationRegistry.create();
+        registry.observationConfig().observationHandler(new DefaultMeterObservationHandler(meters));
+        try (SqliteInbox sqlite = open(); ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, registry)) {
+            inbox.apply("snack-7", Content.of(7), tx -> 1);
+            inbox.apply("snack-7", Content.of(7), tx -> 1);
+            inbox.apply("snack-9", Content.of(9), tx -> 1);
+        }
+
+        assertEquals(2, meters.get("inbox.apply").tag("inbox", INBOX).tag("outcome", "applied").tag("error", "none")
+                .timer().count());
+        assertEquals(1, meters.get("inbox.apply").tag("outcome", "duplicate").timer().count());
+        for (Meter meter : meters.find("inbox.apply").meters()) {
+            Set<String> keys = meter.getId().getTags().stream().map(Tag::getKey).collect(Collectors.toSet());
+            assertEquals(Set.of("inbox", "outcome", "error"), keys, "tags of " + meter.getId());
+            assertTrue(meter.getId().getTags().stream().noneMatch(tag -> tag.getValue().startsWith("snack-")));
+        }
+    }
+
+    @Test
+    void theCallersObservationIsTheParentInsideItsEffectUnderGroupCommit() throws Exception {
+        MDC.put("probe", "kept");
+        boolean mdcKeepsValues = "kept".equals(MDC.get("probe"));
+        MDC.remove("probe");
+        assumeTrue(mdcKeepsValues, "the test class path needs an SLF4J provider that keeps an MDC (slf4j-jdk14)");
+        List<Follower> followers = new ArrayList<>();
+        try (SqliteInbox sqlite = open(); ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, observations)) {
+            try (HeldWriter held = HeldWriter.hold(inbox, "leader")) {
+                for (int i = 0; i < 4; i++) {
+                    followers.add(new Follower("follower-" + i, inbox));
+                }
+                HeldWriter.awaitQueued(sqlite, followers.size());
+                held.release();
+            }
+            for (Follower follower : followers) {
+                assertInstanceOf(Outcome.Applied.class, follower.result.get(HeldWriter.WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+        }
+
+        long elsewhere = followers.stream().filter(f -> f.effectThread != f.thread).count();
+        // The first follower to take the writer runs the whole group, its own and the others' effects.
+        assertEquals(followers.size() - 1, elsewhere, "one group of followers, run by one of them");
+        for (Follower follower : followers) {
+            Observation current = follower.currentInEffect;
+            assertEquals("inbox.apply", current.getContext().getName(), follower.name);
+            assertEquals(follower.name, current.getContext().getHighCardinalityKeyValue("message.id").getValue());
+            ObservationView parent = current.getContext().getParentObservation();
+            assertSame(follower.own, parent, follower.name + "'s effect runs under its caller's observation");
+            assertEquals(follower.name, follower.mdcInEffect, follower.name + "'s effect sees its caller's MDC");
+            assertSame(follower.own, follower.currentAfter, follower.name + " has its own observation back");
+        }
+        Follower runner = followers.stream().filter(f -> f.effectThread == f.thread).findFirst().orElseThrow();
+        for (Follower other : followers) {
+            if (other != runner) {
+                assertNotSame(runner.own, other.currentInEffect.getContext().getParentObservation(),
+                        "the thread's own observation does not leak into another caller's effect");
+            }
+        }
+        assertNull(observations.getCurrentObservation(), "the test thread has no observation left open");
+    }
+
+    /** A caller with an observation and an MDC of its own, which records what its effect saw. */
+    private final class Follower {
+        final String name;
+        final Thread thread;
+        final CompletableFuture<Outcome<Integer>> result = new CompletableFuture<>();
+        volatile Observation own;
+        volatile Observation currentInEffect;
+        volatile Observation currentAfter;
+        volatile String mdcInEffect;
+        volatile Thread effectThread;
+
+        Follower(String name, ObservedInbox<Handle> inbox) {
+            this.name = name;
+            this.thread = new Thread(() -> {
+                MDC.put("caller", name);
+                Observation observation = Observation.start("caller", observations);
+                own = observation;
+                try (Observation.Scope scope = observation.openScope()) {
+                    Outcome<Integer> outcome = inbox.apply(name, Content.of(1), tx -> {
+                        effectThread = Thread.currentThread();
+                        currentInEffect = observations.getCurrentObservation();
+                        mdcInEffect = MDC.get("caller");
+                        return 1;
+                    });
+                    currentAfter = observations.getCurrentObservation();
+                    result.complete(outcome);
+                } catch (Throwable t) {
+                    result.completeExceptionally(t);
+                } finally {
+                    observation.stop();
+                    MDC.clear();
+                }
+            }, name);
+            thread.start();
+        }
+    }
+}
