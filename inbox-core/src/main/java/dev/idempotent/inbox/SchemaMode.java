@@ -19,8 +19,9 @@ public enum SchemaMode {
      */
     VALIDATE,
     /**
-     * Neither creates nor checks anything; a missing table shows on first use, as the database's
-     * error. For schemas managed entirely outside the application.
+     * Neither creates nor checks anything; a missing table shows as the database's error when the
+     * inbox first needs it (SQLite's adapter prepares its statements when it is built, PostgreSQL's
+     * and MariaDB's at the first call). For schemas managed entirely outside the application.
      */
     NONE
 }

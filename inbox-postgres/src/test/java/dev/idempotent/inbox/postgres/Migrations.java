@@ -10,6 +10,7 @@ import liquibase.database.DatabaseFactory;
 import liquibase.database.jvm.JdbcConnection;
 import liquibase.exception.LiquibaseException;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /** The inbox's migrations applied to a fixture's schema as a team's own build would apply them. */
@@ -22,6 +23,14 @@ final class Migrations {
 
     private static PGSimpleDataSource dataSource(PostgresFixture fixture) {
         return PostgresFixture.dataSource(PostgresFixture.PORT, "-c search_path=" + fixture.schema());
+    }
+
+    /** An application's own migrations, a {@code V1} that creates a business table. */
+    static final String APPLICATION_LOCATION = "classpath:application/migration";
+
+    /** A Flyway over the fixture's schema, to configure further. */
+    static FluentConfiguration configure(PostgresFixture fixture) {
+        return Flyway.configure().dataSource(dataSource(fixture)).schemas(fixture.schema());
     }
 
     static int flyway(PostgresFixture fixture) {

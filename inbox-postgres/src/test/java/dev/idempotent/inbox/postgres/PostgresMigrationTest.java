@@ -11,6 +11,7 @@ import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.SchemaMode;
 import java.util.ArrayList;
 import java.util.List;
+import org.flywaydb.core.api.FlywayException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -120,6 +121,39 @@ class PostgresMigrationTest {
                 () -> partial.builder().schema(SchemaMode.VALIDATE).build());
         assertEquals(InboxStorageException.Kind.SCHEMA_MISSING, noTable.kind());
         assertTrue(noTable.getMessage().contains("inbox_horizon is missing"), noTable.getMessage());
+    }
+
+    @Test
+    void besideAnApplicationsOwnMigrationsOnANewDatabaseTheInboxsRunFirst() {
+        PostgresFixture fresh = fixture();
+
+        int executed = Migrations.configure(fresh)
+                .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate().migrationsExecuted;
+
+        assertEquals(2, executed);
+        assertEquals(List.of("0.1", "1"), fresh.jdbi().withHandle(handle -> handle.createQuery(
+                "SELECT version FROM flyway_schema_history ORDER BY installed_rank").mapTo(String.class).list()));
+        fresh.builder().schema(SchemaMode.VALIDATE).build().close();
+    }
+
+    @Test
+    void addedToADatabaseWithHistoryTheInboxsMigrationNeedsOutOfOrderOrAHistoryOfItsOwn() {
+        PostgresFixture outOfOrder = fixture();
+        Migrations.configure(outOfOrder).locations(Migrations.APPLICATION_LOCATION).load().migrate();
+
+        FlywayException refused = assertThrows(FlywayException.class, () -> Migrations.configure(outOfOrder)
+                .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate());
+        assertTrue(refused.getMessage().contains("0.1"), refused.getMessage());
+        assertEquals(1, Migrations.configure(outOfOrder).outOfOrder(true)
+                .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate().migrationsExecuted);
+        outOfOrder.builder().schema(SchemaMode.VALIDATE).build().close();
+
+        PostgresFixture ownHistory = fixture();
+        Migrations.configure(ownHistory).locations(Migrations.APPLICATION_LOCATION).load().migrate();
+        assertEquals(1, Migrations.configure(ownHistory).locations(Migrations.FLYWAY_LOCATION)
+                .table("inbox_flyway_history").baselineOnMigrate(true).baselineVersion("0")
+                .load().migrate().migrationsExecuted);
+        ownHistory.builder().schema(SchemaMode.VALIDATE).build().close();
     }
 
     @Test
