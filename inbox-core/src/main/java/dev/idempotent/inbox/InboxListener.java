@@ -25,10 +25,10 @@ import java.time.Duration;
  *   <li>{@link #onPurged} fires after a {@link InboxRetention#purge()} deleted its last batch.
  * </ul>
  *
- * <p>Exceptions thrown by every method but the in-transaction phases are
- * logged and ignored: a committed message is never turned into a failure by its observer.
- * Listeners must be thread-safe and should be quick, since the in-transaction phases hold the
- * write lock.
+ * <p>Exceptions thrown by every method but the in-transaction phases are logged and ignored: a
+ * committed message is never turned into a failure by its observer. Listeners must be thread-safe
+ * and should be quick, since the in-transaction phases and {@code onGroupCommitted} hold the write
+ * lock.
  */
 public interface InboxListener {
 
