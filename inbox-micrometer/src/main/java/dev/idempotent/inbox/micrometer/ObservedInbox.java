@@ -6,6 +6,7 @@ import dev.idempotent.inbox.Effect;
 import dev.idempotent.inbox.ForwardingInbox;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.StaleMessageException;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Instant;
@@ -17,7 +18,8 @@ import java.util.Objects;
  * the inbox captures the caller's context, so that {@link PropagatedCallContext} carries it to the
  * effect even when another caller's thread runs it under group commit. It stops when {@code apply}
  * returns, after the commit, with the outcome as a key; a call that throws records its exception
- * as the observation's error. Micrometer Tracing and the OpenTelemetry bridge turn it into a span,
+ * as the observation's error, except a {@link StaleMessageException}, a normal refusal like a
+ * conflict, which only its outcome {@code stale} tells. Micrometer Tracing and the OpenTelemetry bridge turn it into a span,
  * a meter handler into the timer {@code inbox.apply}, with no code of theirs here.
  *
  * <p>{@code applyAll}, {@code find}, {@code retention} and {@code stats} are passed through
@@ -92,7 +94,11 @@ public final class ObservedInbox<H> extends ForwardingInbox<H> {
             return outcome;
         } catch (Exception | Error failure) {
             context.outcome(Outcomes.of(failure));
-            observation.error(failure);
+            // A stale message is a normal refusal, like a conflict: its outcome says it, and a trace
+            // full of error spans for it would hide the real ones.
+            if (!(failure instanceof StaleMessageException)) {
+                observation.error(failure);
+            }
             throw failure;
         } finally {
             observation.stop();

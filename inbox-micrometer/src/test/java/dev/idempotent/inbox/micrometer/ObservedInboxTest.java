@@ -12,7 +12,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
+import dev.idempotent.inbox.testkit.MutableClock;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
@@ -23,6 +25,7 @@ import io.micrometer.observation.ObservationView;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -54,7 +57,14 @@ class ObservedInboxTest {
 
     @Test
     void eachApplyIsObservedWithItsOutcomeAndTheIdOnlyAsAHighCardinalityKey() {
-        try (SqliteInbox sqlite = open(); ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, observations)) {
+        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+        try (SqliteInbox sqlite = SqliteInbox.builder(dir.resolve("observed.db")).name(INBOX).clock(clock)
+                        .retention(Duration.ofDays(1)).build();
+                ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, observations)) {
+            clock.advance(Duration.ofDays(2));
+            inbox.retention().purge();
+            assertThrows(StaleMessageException.class,
+                    () -> inbox.apply("snack-1", Content.of(1), clock.instant().minus(Duration.ofDays(2)), tx -> 1));
             inbox.apply("snack-7", Content.of(7), tx -> 1);
             inbox.apply("snack-7", Content.of(7), tx -> 1);
             inbox.apply("snack-7", Content.of(8), tx -> 1);
@@ -64,7 +74,7 @@ class ObservedInboxTest {
                     }));
 
             assertThat(observations)
-                    .hasNumberOfObservationsWithNameEqualTo("inbox.apply", 4)
+                    .hasNumberOfObservationsWithNameEqualTo("inbox.apply", 5)
                     .forAllObservationsWithNameEqualTo("inbox.apply", observation -> observation
                             .hasLowCardinalityKeyValue("inbox", INBOX)
                             .doesNotHaveLowCardinalityKeyValueWithKey("message.id")
@@ -77,7 +87,8 @@ class ObservedInboxTest {
                     .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "failed")
                             .hasHighCardinalityKeyValue("message.id", "snack-8")
                             .hasError(thrown))
-                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "applied").doesNotHaveError());
+                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "applied").doesNotHaveError())
+                    .hasAnObservation(o -> o.hasLowCardinalityKeyValue("outcome", "stale").doesNotHaveError());
         }
     }
 
