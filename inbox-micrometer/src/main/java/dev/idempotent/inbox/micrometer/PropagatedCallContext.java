@@ -20,10 +20,12 @@ public final class PropagatedCallContext {
 
     /**
      * {@return the values of the global {@code ContextRegistry}, then the caller's SLF4J MDC}
-     * (the inbox's default, {@link CallContext#mdc()}): what a caller that logs and traces sees.
+     * (the inbox's default, {@link CallContext#mdc()}): what a caller that logs and traces sees. A
+     * value the caller did not have is cleared around its effect, so that a caller without an
+     * observation never runs under the observation of the thread that happens to run its effect.
      */
     public static CallContext withMdc() {
-        return CallContext.of(of(ContextSnapshotFactory.builder().build()), CallContext.mdc());
+        return CallContext.of(of(ContextSnapshotFactory.builder().clearMissing(true).build()), CallContext.mdc());
     }
 
     /**

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
@@ -19,6 +20,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.NullObservation;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.ObservationView;
@@ -155,6 +157,34 @@ class ObservedInboxTest {
         assertNull(observations.getCurrentObservation(), "the test thread has no observation left open");
     }
 
+    @Test
+    void aCallerWithoutAnObservationRunsUnderNoneEvenOnAnObservedThread() throws Exception {
+        List<Follower> observed = new ArrayList<>();
+        Follower bare;
+        try (SqliteInbox inbox = open()) {
+            try (HeldWriter held = HeldWriter.hold(inbox, "leader")) {
+                for (int i = 0; i < 4; i++) {
+                    observed.add(new Follower("observed-" + i, inbox, true));
+                    HeldWriter.awaitQueued(inbox, i + 1);
+                }
+                // Queued last, so the first observed caller is woken to lead and runs this one's effect.
+                bare = new Follower("bare", inbox, false);
+                HeldWriter.awaitQueued(inbox, observed.size() + 1);
+                held.release();
+            }
+            for (Follower follower : observed) {
+                assertInstanceOf(Outcome.Applied.class, follower.result.get(HeldWriter.WAIT_SECONDS, TimeUnit.SECONDS));
+                assertSame(follower.own, follower.currentInEffect, follower.name + " sees its own observation");
+            }
+            assertInstanceOf(Outcome.Applied.class, bare.result.get(HeldWriter.WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+        assumeTrue(bare.effectThread != bare.thread, "the bare caller led the group itself this time");
+        // Micrometer clears the current observation by putting its NullObservation in place.
+        Observation seen = bare.currentInEffect;
+        assertTrue(seen == null || seen instanceof NullObservation,
+                "no observation of the thread that ran the bare caller's effect leaks into it: " + seen);
+    }
+
     /** A caller with an observation and an MDC of its own, which records what its effect saw. */
     private final class Follower {
         final String name;
@@ -166,12 +196,17 @@ class ObservedInboxTest {
         volatile String mdcInEffect;
         volatile Thread effectThread;
 
-        Follower(String name, ObservedInbox<Handle> inbox) {
+        Follower(String name, Inbox<Handle> inbox) {
+            this(name, inbox, true);
+        }
+
+        /** Without {@code observe}, the caller calls with no observation of its own open. */
+        Follower(String name, Inbox<Handle> inbox, boolean observe) {
             this.name = name;
             this.thread = new Thread(() -> {
                 MDC.put("caller", name);
-                Observation observation = Observation.start("caller", observations);
-                own = observation;
+                Observation observation = observe ? Observation.start("caller", observations) : Observation.NOOP;
+                own = observe ? observation : null;
                 try (Observation.Scope scope = observation.openScope()) {
                     Outcome<Integer> outcome = inbox.apply(name, Content.of(1), tx -> {
                         effectThread = Thread.currentThread();
