@@ -32,9 +32,19 @@ final class InboxWarehouse implements Warehouse {
     @Override
     public Outcome<Void> receive(String id, long qty, Instant origin) {
         return inbox.apply(id, Content.of(qty), origin, tx -> {
-            tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
+            addStock(tx, qty);
             return null;
         });
+    }
+
+    /** The effect of one new shipment, in the inbox's transaction {@code tx}. */
+    static void addStock(Handle tx, long qty) {
+        tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
+    }
+
+    @Override
+    public Inbox<Handle> inbox() {
+        return inbox;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.examples;
 
+import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxStats;
@@ -8,6 +9,7 @@ import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.function.UnaryOperator;
+import org.jdbi.v3.core.Handle;
 
 /**
  * The seed's warehouse: a running stock {@code total}, changed only through an idempotent inbox,
@@ -70,6 +72,12 @@ public interface Warehouse extends AutoCloseable {
     default long receipts() {
         return stock().receipts();
     }
+
+    /**
+     * The inbox the warehouse receives through, for a consumer that applies whole batches with its
+     * own adapter ({@code consume --broker kafka}); its effect is {@link InboxWarehouse#addStock}.
+     */
+    Inbox<Handle> inbox();
 
     /** Requests and applied effects of this instance, counted apart. */
     InboxStats stats();
