@@ -36,7 +36,8 @@ import org.jdbi.v3.core.Jdbi;
  * the whole topic with a group of its own.
  *
  * <p>Arguments (all optional): {@code rounds} (default 3), then the record counts at batch 1 and at
- * batch 100 (defaults 2000 and 20000).
+ * batch 100 (defaults 2000 and 20000). {@code -Dinbox.bench.kafka.dbDir=DIR} puts the SQLite files
+ * under {@code DIR} (default: the JVM's temp directory, on disk).
  */
 public final class KafkaConsumerThroughput {
 
@@ -53,6 +54,8 @@ public final class KafkaConsumerThroughput {
         int[] counts = {args.length > 1 ? Integer.parseInt(args[1]) : 2_000, args.length > 2 ? Integer.parseInt(args[2]) : 20_000};
         int[] batches = {1, 100};
         Path dir = Files.createTempDirectory("kafka-throughput");
+        // -Dinbox.bench.kafka.dbDir=/dev/shm puts the SQLite files on tmpfs, taking the disk's sync out.
+        Path dbParent = Path.of(System.getProperty("inbox.bench.kafka.dbDir", dir.toString()));
         try (KafkaBroker broker = KafkaBroker.start(dir.resolve("broker"))) {
             for (int b = 0; b < batches.length; b++) {
                 int batch = batches[b];
@@ -64,7 +67,7 @@ public final class KafkaConsumerThroughput {
                 List<Double> kafka = new ArrayList<>();
                 List<Double> database = new ArrayList<>();
                 for (int round = 1; round <= rounds; round++) {
-                    Path db = Files.createTempDirectory(dir, "db").resolve("stock.db");
+                    Path db = Files.createTempDirectory(dbParent, "kafka-throughput-db").resolve("stock.db");
                     try (SqliteInbox inbox = SqliteInbox.builder(db).build()) {
                         inbox.jdbi().useHandle(h -> {
                             h.execute("CREATE TABLE stock (id INTEGER PRIMARY KEY, total BIGINT NOT NULL)");
@@ -117,8 +120,10 @@ public final class KafkaConsumerThroughput {
     private static double plain(KafkaBroker broker, String topic, int batch, int records, Jdbi jdbi) {
         Map<String, Object> config = new java.util.HashMap<>(config(broker, batch));
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, true);
-        try (KafkaConsumer<String, byte[]> consumer =
-                new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer())) {
+        // One connection for the whole run, as the inbox holds one: no connection is opened per poll.
+        try (Handle handle = jdbi.open();
+                KafkaConsumer<String, byte[]> consumer =
+                        new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(topic));
             long consumed = 0;
             long started = 0;
@@ -130,7 +135,7 @@ public final class KafkaConsumerThroughput {
                 if (started == 0) {
                     started = System.nanoTime();
                 }
-                jdbi.useTransaction(tx -> {
+                handle.useTransaction(tx -> {
                     for (ConsumerRecord<String, byte[]> record : polled) {
                         tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty(record));
                     }

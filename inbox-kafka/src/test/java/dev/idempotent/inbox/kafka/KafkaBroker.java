@@ -41,7 +41,7 @@ public final class KafkaBroker implements AutoCloseable {
     private final Path dir;
     private final int port;
     private final int controllerPort;
-    private Process process;
+    private volatile Process process;
 
     private KafkaBroker(Path dir, int port, int controllerPort) {
         this.dir = dir;
@@ -57,6 +57,13 @@ public final class KafkaBroker implements AutoCloseable {
      */
     public static KafkaBroker start(Path dir) {
         KafkaBroker broker = new KafkaBroker(dir, freePort(), freePort());
+        // A JVM that exits without closing the broker (a benchmark stopped with Ctrl-C) takes it along.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Process process = broker.process;
+            if (process != null) {
+                process.destroyForcibly();
+            }
+        }, "kafka-broker-stop"));
         broker.format();
         broker.startProcess();
         return broker;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.InvalidMessageException;
+import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -232,6 +233,52 @@ class OutcomeMappingTest {
         }
         assertEquals(3, total());
         assertEquals(2, kafkaCommitted());
+    }
+
+    /** The consumer of the README's "From Kafka", with the broker, topic and file of this test. */
+    private static KafkaInboxConsumer<Handle> readmeConsumer(String bootstrap, String topic, Path file) {
+        // README snippet starts
+        Map<String, Object> config = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.GROUP_ID_CONFIG, "warehouse",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        SqliteInbox inbox = SqliteInbox.builder(file).build();
+        KafkaInboxConsumer<Handle> consumer = KafkaInboxConsumer.builder(inbox, config,
+                        (Handle tx, ConsumerRecord<String, byte[]> record) -> tx.execute(
+                                "UPDATE stock SET total = total + ? WHERE id = 1", qty(record)))
+                .topics(topic)
+                .offsetStorage(OffsetStorage.DATABASE)
+                .listener(new KafkaInboxListener<>() {
+                    @Override
+                    public void onConflict(Handle tx, ConsumerRecord<String, byte[]> record, Outcome.Conflict<?> c) {
+                        tx.execute("INSERT INTO refused (id, kafka_offset) VALUES (?, ?)", record.key(), record.offset());
+                    }
+                })
+                .build();
+        // README snippet ends
+        return consumer;
+    }
+
+    @Test
+    void readmeConsumerAppliesOnceAndRecordsTheConflictWithTheBatch() throws Exception {
+        Path file = dbDir.resolve("readme.db");
+        org.jdbi.v3.core.Jdbi jdbi = SqliteInbox.jdbi(file);
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE stock (id INTEGER PRIMARY KEY, total INTEGER NOT NULL)");
+            h.execute("INSERT INTO stock (id, total) VALUES (1, 0)");
+            h.execute("CREATE TABLE refused (id TEXT NOT NULL, kafka_offset INTEGER NOT NULL)");
+        });
+        broker.send(topic, 0, List.of(Map.entry("a", "1"), Map.entry("a", "1"), Map.entry("a", "5"), Map.entry("b", "2")));
+        KafkaInboxConsumer<Handle> consumer = readmeConsumer(broker.bootstrap(), topic, file);
+
+        try (Running running = Running.start(consumer)) {
+            Running.await(WAIT, () -> jdbi.withHandle(h -> h.createQuery("SELECT next_offset FROM inbox_kafka_offset")
+                            .mapTo(Long.class).findOne().orElse(0L)) >= 4, () -> "failure " + running.failure());
+        }
+
+        assertEquals(3, (long) jdbi.withHandle(h -> h.createQuery("SELECT total FROM stock").mapTo(Long.class).one()));
+        assertEquals(List.of("a@2"), jdbi.withHandle(h -> h.createQuery("SELECT id || '@' || kafka_offset FROM refused")
+                .mapTo(String.class).list()));
     }
 
     @Test
