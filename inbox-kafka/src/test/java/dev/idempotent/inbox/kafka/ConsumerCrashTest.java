@@ -117,6 +117,8 @@ class ConsumerCrashTest {
             Thread producer = stream.produceInBackground();
             Running.await(WAIT, () -> stream.appliedRows() >= 200, () -> "applied " + stream.appliedRows());
             Process b = stream.startConsumer("b");
+            Path bLog = dir.resolve(stream.topic + "-b.log");
+            Running.await(WAIT, () -> logSays(bLog, "consuming"), () -> "b did not start");
             // B's join makes the group rebalance; A is killed while that is under way or just done.
             int killAt = stream.appliedRows() + 50 + random.nextInt(300);
             Running.await(WAIT, () -> stream.appliedRows() >= killAt, () -> "applied " + stream.appliedRows());
@@ -130,6 +132,14 @@ class ConsumerCrashTest {
             stream.checkLedger();
         } finally {
             admin.useHandle(h -> h.execute("DROP SCHEMA " + schema + " CASCADE"));
+        }
+    }
+
+    private static boolean logSays(Path log, String text) {
+        try {
+            return Files.exists(log) && new String(Files.readAllBytes(log), StandardCharsets.ISO_8859_1).contains(text);
+        } catch (java.io.IOException e) {
+            return false;
         }
     }
 

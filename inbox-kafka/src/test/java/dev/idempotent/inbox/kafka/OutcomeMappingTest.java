@@ -259,6 +259,16 @@ class OutcomeMappingTest {
         return consumer;
     }
 
+    /** The position in table inbox_kafka_offset, or -1 before the consumer created it. */
+    private static long storedPosition(org.jdbi.v3.core.Jdbi jdbi) {
+        try {
+            return jdbi.withHandle(h -> h.createQuery("SELECT next_offset FROM inbox_kafka_offset")
+                    .mapTo(Long.class).findOne().orElse(-1L));
+        } catch (org.jdbi.v3.core.JdbiException noTableYet) {
+            return -1;
+        }
+    }
+
     @Test
     void readmeConsumerAppliesOnceAndRecordsTheConflictWithTheBatch() throws Exception {
         Path file = dbDir.resolve("readme.db");
@@ -272,8 +282,7 @@ class OutcomeMappingTest {
         KafkaInboxConsumer<Handle> consumer = readmeConsumer(broker.bootstrap(), topic, file);
 
         try (Running running = Running.start(consumer)) {
-            Running.await(WAIT, () -> jdbi.withHandle(h -> h.createQuery("SELECT next_offset FROM inbox_kafka_offset")
-                            .mapTo(Long.class).findOne().orElse(0L)) >= 4, () -> "failure " + running.failure());
+            Running.await(WAIT, () -> storedPosition(jdbi) >= 4, () -> "failure " + running.failure());
         }
 
         assertEquals(3, (long) jdbi.withHandle(h -> h.createQuery("SELECT total FROM stock").mapTo(Long.class).one()));
