@@ -68,6 +68,44 @@ class ConsumeCommandTest {
     }
 
     @Test
+    void metricsPortServesTheCountersInPrometheusText() throws Exception {
+        String topic = "receipts-" + UUID.randomUUID();
+        broker.createTopic(topic, 1);
+        broker.send(topic, 0, List.of(receipt("snack-1", 3), receipt("snack-1", 3), receipt("snack-1", 4)));
+        int port;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        java.util.concurrent.atomic.AtomicReference<CommandRun> run = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread consuming = new Thread(() -> run.set(CommandRun.of("consume", "--broker", "kafka",
+                "--bootstrap", broker.bootstrap(), "--topic", topic, "--group", "warehouse-" + UUID.randomUUID(),
+                "--db", dir.resolve("stock.db").toString(), "--metrics-port", Integer.toString(port),
+                "--idle-exit", "PT3S")));
+        consuming.start();
+        java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+        java.net.URI metrics = java.net.URI.create("http://127.0.0.1:" + port + "/metrics");
+        String scraped = "";
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (!(scraped.contains("warehouse_consumed_conflicts_total 1") && scraped.contains("warehouse_stock_total 3"))
+                && System.nanoTime() < deadline) {
+            try {
+                scraped = client.send(java.net.http.HttpRequest.newBuilder(metrics).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            } catch (java.io.IOException notListeningYet) {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // the polling interval
+            }
+        }
+        consuming.join(60_000);
+
+        assertTrue(scraped.contains("warehouse_consumed_applied_total 1\n"), scraped);
+        assertTrue(scraped.contains("warehouse_consumed_duplicates_total 1\n"), scraped);
+        assertTrue(scraped.contains("warehouse_consumed_conflicts_total 1\n"), scraped);
+        assertTrue(scraped.contains("warehouse_stock_total 3\n"), scraped);
+        assertTrue(scraped.contains("# TYPE warehouse_consumed_applied_total counter"), scraped);
+        assertEquals(0, run.get().exitCode(), run.get().err());
+    }
+
+    @Test
     void unknownBrokerIsOneLine() {
         CommandRun.of("consume", "--broker", "carrier-pigeon", "--db", dir.resolve("stock.db").toString())
                 .assertRefused(ExitCodes.USAGE, "consume", "--broker");

@@ -85,8 +85,20 @@ public final class ConsumerProcess {
         return PostgresInbox.builder(Jdbi.create(postgresUrl(database.substring("postgres:".length())))).build();
     }
 
+    /**
+     * The test database's URL with {@code schema} as the search path: 127.0.0.1:5432, database
+     * {@code test}, user {@code postgres}, unless {@code INBOX_PG_HOST}, {@code INBOX_PG_PORT},
+     * {@code INBOX_PG_DATABASE} or {@code INBOX_PG_USER} say otherwise, as for inbox-postgres's tests.
+     */
     static String postgresUrl(String schema) {
-        return "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&currentSchema=" + schema;
+        return "jdbc:postgresql://" + environment("INBOX_PG_HOST", "127.0.0.1") + ":"
+                + environment("INBOX_PG_PORT", "5432") + "/" + environment("INBOX_PG_DATABASE", "test")
+                + "?user=" + environment("INBOX_PG_USER", "postgres") + "&currentSchema=" + schema;
+    }
+
+    private static String environment(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
     }
 
     /**

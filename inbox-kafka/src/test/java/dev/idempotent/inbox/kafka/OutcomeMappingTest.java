@@ -210,6 +210,40 @@ class OutcomeMappingTest {
     }
 
     @Test
+    void retryableFailureOfOneRecordIsRetriedBeyondTheEffectAttemptsAndNeverRejected() throws Exception {
+        broker.send(topic, 0, List.of(Map.entry("a", "1"), Map.entry("deadlocked", "7"), Map.entry("c", "4")));
+        int[] failuresLeft = {5}; // more than maxEffectAttempts: a RETRYABLE failure has no limit
+
+        try (Running running = Running.start(builder((tx, record) -> {
+            if (record.key().equals("deadlocked") && failuresLeft[0]-- > 0) {
+                throw new java.sql.SQLTransientException("deadlock detected", "40P01");
+            }
+            stockEffect().apply(tx, record);
+        }).maxEffectAttempts(2).build())) {
+            awaitPosition(3);
+        }
+
+        assertEquals(1 + 7 + 4, total(), "applied once it passed; c, applied with the first try, was a duplicate later");
+        assertEquals(List.of(), rejected);
+        assertEquals(3, inbox.stats().applied());
+        assertTrue(inbox.stats().duplicates() >= 1, "c came back after the position stopped before 'deadlocked'");
+    }
+
+    @Test
+    void permanentFailureOfTheWholeBatchStopsTheConsumerWithoutMovingThePosition() throws Exception {
+        broker.send(topic, 0, List.of(Map.entry("a", "1")));
+        KafkaInboxConsumer<Handle> consumer = builder(stockEffect()).build();
+        inbox.close(); // the inbox refuses every batch from now on
+
+        dev.idempotent.inbox.InboxException refused =
+                assertThrows(dev.idempotent.inbox.InboxException.class, consumer::run);
+
+        assertTrue(refused.getMessage().contains("closed"), refused.getMessage());
+        assertEquals(-1, kafkaCommitted(), "nothing committed to Kafka");
+        inbox = SqliteInbox.builder(dbDir.resolve("stock.db")).build(); // for tearDown
+    }
+
+    @Test
     void busyDatabaseFailsTheBatchWhichIsRetriedUntilTheLockIsReleased() throws Exception {
         SqliteInbox impatient = SqliteInbox.builder(dbDir.resolve("stock.db")).busyTimeout(Duration.ofMillis(50)).build();
         broker.send(topic, 0, List.of(Map.entry("a", "1"), Map.entry("b", "2")));
