@@ -6,6 +6,7 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.StaleMessageException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -221,8 +222,14 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
             if (kind == FailureKind.RETRYABLE || (kind == FailureKind.EFFECT && !lastAttempt(partition, record))) {
                 break; // neither this record nor any after it counts as consumed
             }
-            log.warn("kafka consumer: record {}@{} id={} rejected ({}): {}", partition, record.offset(),
-                    judged.message().id(), kind, failure.toString());
+            if (failure instanceof StaleMessageException) {
+                // An expected answer to a resend older than the retention, not a fault.
+                log.info("kafka consumer: record {}@{} id={} rejected as stale", partition, record.offset(),
+                        judged.message().id());
+            } else {
+                log.warn("kafka consumer: record {}@{} id={} rejected ({}): {}", partition, record.offset(),
+                        judged.message().id(), kind, failure.toString());
+            }
             listener.onRejected(tx, record, failure);
             effectFailures.remove(partition);
             next = record.offset() + 1;
