@@ -59,6 +59,8 @@ final class KafkaReceiptSource implements ReceiptSource {
                 .offsetStorage(OffsetStorage.DATABASE)
                 .reader(KafkaReceiptSource::message)
                 .listener(new KafkaInboxListener<>() {
+                    // Counted inside the batch's transaction: a batch that rolls back and is retried
+                    // counts its conflicts again, which a counter of this example can bear.
                     @Override
                     public void onConflict(Handle tx, ConsumerRecord<String, byte[]> record, Outcome.Conflict<?> conflict) {
                         counters.conflict();
