@@ -78,20 +78,20 @@ class ConsumerCrashTest {
         Stream stream = new Stream(run, "sqlite:" + db, jdbi, storage);
         Random random = new Random(run * 7919L + storage.ordinal());
 
-        Process first = stream.startConsumer("first");
-        Thread producer = stream.produceInBackground();
-        int killAt = 300 + random.nextInt(900);
-        Running.await(WAIT, () -> stream.appliedRows() >= killAt || !first.isAlive(), () -> "applied " + stream.appliedRows());
-        assertTrue(first.isAlive(), "the consumer was running when killed");
-        first.destroyForcibly().waitFor();
-
-        stream.checkNothingSkipped(true);
-        Process second = stream.startConsumer("second");
         try {
+            Process first = stream.startConsumer("first");
+            Thread producer = stream.produceInBackground();
+            int killAt = 300 + random.nextInt(900);
+            Running.await(WAIT, () -> stream.appliedRows() >= killAt || !first.isAlive(), () -> "applied " + stream.appliedRows());
+            assertTrue(first.isAlive(), "the consumer was running when killed");
+            first.destroyForcibly().waitFor();
+
+            stream.checkNothingSkipped(true);
+            stream.startConsumer("second");
             producer.join(WAIT.toMillis());
             stream.awaitAllConsumed();
         } finally {
-            second.destroyForcibly().waitFor();
+            stream.killConsumers();
         }
         stream.checkLedger();
     }
@@ -113,21 +113,21 @@ class ConsumerCrashTest {
             Stream stream = new Stream(run + 10, "postgres:" + schema, jdbi, storage);
             Random random = new Random(run * 104729L + storage.ordinal());
 
-            Process a = stream.startConsumer("a");
-            Thread producer = stream.produceInBackground();
-            Running.await(WAIT, () -> stream.appliedRows() >= 200, () -> "applied " + stream.appliedRows());
-            Process b = stream.startConsumer("b");
-            Path bLog = dir.resolve(stream.topic + "-b.log");
-            Running.await(WAIT, () -> logSays(bLog, "consuming"), () -> "b did not start");
-            // B's join makes the group rebalance; A is killed while that is under way or just done.
-            int killAt = stream.appliedRows() + 50 + random.nextInt(300);
-            Running.await(WAIT, () -> stream.appliedRows() >= killAt, () -> "applied " + stream.appliedRows());
-            a.destroyForcibly().waitFor();
             try {
+                Process a = stream.startConsumer("a");
+                Thread producer = stream.produceInBackground();
+                Running.await(WAIT, () -> stream.appliedRows() >= 200, () -> "applied " + stream.appliedRows());
+                stream.startConsumer("b");
+                Path bLog = dir.resolve(stream.topic + "-b.log");
+                Running.await(WAIT, () -> logSays(bLog, "consuming"), () -> "b did not start");
+                // B's join makes the group rebalance; A is killed while that is under way or just done.
+                int killAt = stream.appliedRows() + 50 + random.nextInt(300);
+                Running.await(WAIT, () -> stream.appliedRows() >= killAt, () -> "applied " + stream.appliedRows());
+                a.destroyForcibly().waitFor();
                 producer.join(WAIT.toMillis());
                 stream.awaitAllConsumed();
             } finally {
-                b.destroyForcibly().waitFor();
+                stream.killConsumers();
             }
             stream.checkLedger();
         } finally {
@@ -155,6 +155,7 @@ class ConsumerCrashTest {
         /** Where each receipt landed, in send order, once acknowledged. */
         private final List<Sent> sent = new ArrayList<>();
         private final AtomicReference<Throwable> producerFailure = new AtomicReference<>();
+        private final List<Process> consumers = new ArrayList<>();
 
         Stream(int seed, String database, Jdbi jdbi, OffsetStorage storage) {
             this.database = database;
@@ -177,8 +178,17 @@ class ConsumerCrashTest {
         }
 
         Process startConsumer(String name) {
-            return ConsumerProcess.start(dir.resolve(topic + "-" + name + ".log"),
+            Process process = ConsumerProcess.start(dir.resolve(topic + "-" + name + ".log"),
                     broker.bootstrap(), topic, group, database, storage.name());
+            consumers.add(process);
+            return process;
+        }
+
+        /** Kills every consumer JVM of this run that is still alive, whatever the test's outcome. */
+        void killConsumers() throws InterruptedException {
+            for (Process process : consumers) {
+                process.destroyForcibly().waitFor();
+            }
         }
 
         /** Sends the receipts in chunks while the consumers run, so a kill lands mid-stream. */
