@@ -37,7 +37,7 @@ public enum FailureKind {
     /**
      * The message will never be applied as it is: its id or content is invalid, it is older than
      * the inbox can judge, the effect broke the transaction it was given, the inbox is closed, or
-     * the database refuses the inbox for good (read-only, corrupt, a newer schema).
+     * the database refuses the inbox for good (read-only, corrupt, a newer or a missing schema).
      */
     PERMANENT,
 
@@ -91,7 +91,7 @@ public enum FailureKind {
         if (failure instanceof InboxStorageException storage) {
             return switch (storage.kind()) {
                 case UNAVAILABLE, DISK_FULL -> RETRYABLE;
-                case READ_ONLY, CORRUPT, NEWER_SCHEMA -> PERMANENT;
+                case READ_ONLY, CORRUPT, NEWER_SCHEMA, SCHEMA_MISSING -> PERMANENT;
                 // An error the adapter could not name may be the effect's own statement failing.
                 case OTHER -> transientCause(storage) ? RETRYABLE : EFFECT;
             };

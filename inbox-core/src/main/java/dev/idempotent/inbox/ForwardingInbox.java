@@ -31,6 +31,12 @@ public abstract class ForwardingInbox<H> implements Inbox<H> {
     }
 
     @Override
+    public <R, X extends Exception> PendingOutcome<R> applyJoined(
+            H transaction, String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
+        return delegate.applyJoined(transaction, id, content, originTime, effect);
+    }
+
+    @Override
     public <R, X extends Exception> List<MessageResult<R>> applyAll(
             List<Message> messages, MessageEffect<H, R, X> effect) {
         return delegate.applyAll(messages, effect);

@@ -131,6 +131,46 @@ public interface Inbox<H> extends AutoCloseable {
             throws X;
 
     /**
+     * Applies {@code effect} once for {@code id} inside a transaction the caller owns and has
+     * open, on its handle {@code transaction}: the building block of the joining forms adapters
+     * offer (a Jdbi {@code Handle}, a JDBC {@code Connection}) and of framework integrations.
+     *
+     * <p>The claim and the effect run in a savepoint of the caller's transaction. If the effect
+     * throws, the savepoint is rolled back (neither the claim nor the effect's writes remain), the
+     * caller's transaction stays usable, and the exception reaches the caller unchanged. Otherwise
+     * the claim and the effect's writes commit or roll back with the caller's transaction: the
+     * result is a {@link PendingOutcome}, on which the caller reports its commit or rollback. The
+     * inbox's commit mode does not apply: the call runs on the caller's thread, in its
+     * transaction, and commits when the caller commits.
+     *
+     * <p>A concurrent claim of the same id in another transaction makes this call wait for that
+     * transaction to end, within the busy timeout; the caller's own settings are as they were for
+     * the rest of its transaction.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param transaction the handle of the caller's open transaction; not {@code null}
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
+     * @param originTime when the sender created the business, or {@code null} when unknown
+     * @param effect the business change, run in the caller's transaction only for a new id
+     * @return the outcome, final once the caller's transaction commits
+     * @throws X the effect's own exception, unchanged; nothing of the call remains
+     * @throws InvalidMessageException for a bad id or content; nothing was written
+     * @throws StaleMessageException if the message is new and older than the inbox can judge
+     * @throws InboxBusyException when the claim waited past the busy timeout, or the database
+     *     refused it for a concurrent update (a serialization failure under REPEATABLE READ or
+     *     SERIALIZABLE): nothing of the call remains, and the caller's transaction should be rolled
+     *     back and retried
+     * @throws EffectBrokeTransactionException if the effect committed, rolled back or aborted the
+     *     transaction it was given
+     * @throws InboxException if the handle is in autocommit mode or has no transaction open, or
+     *     the database lacks the inbox's schema
+     */
+    <R, X extends Exception> PendingOutcome<R> applyJoined(
+            H transaction, String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X;
+
+    /**
      * Applies a batch in one transaction, one outcome per message, in order: for consumers that
      * receive batches (a broker poll, a file). Each message is claimed and its effect run inside a
      * savepoint of its own, so a message whose effect throws (or whose id or content is invalid,

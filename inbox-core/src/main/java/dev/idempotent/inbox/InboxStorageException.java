@@ -18,6 +18,11 @@ public final class InboxStorageException extends InboxException {
         CORRUPT,
         /** The inbox schema was written by a newer version of this library. */
         NEWER_SCHEMA,
+        /**
+         * The inbox's tables are not where the connection looks: a joined transaction on a
+         * database (or schema) the inbox was never set up in.
+         */
+        SCHEMA_MISSING,
         /** The database cannot be reached or opened. */
         UNAVAILABLE,
         /** Anything else the database reported. */

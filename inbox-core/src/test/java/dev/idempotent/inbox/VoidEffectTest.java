@@ -151,6 +151,12 @@ class VoidEffectTest {
         }
 
         @Override
+        public <R, X extends Exception> PendingOutcome<R> applyJoined(
+                Ledger transaction, String id, Content content, Instant originTime, Effect<Ledger, R, X> effect) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
         public InboxRetention retention() {
             throw new UnsupportedOperationException();
         }

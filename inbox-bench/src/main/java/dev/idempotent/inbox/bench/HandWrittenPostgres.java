@@ -67,15 +67,7 @@ final class HandWrittenPostgres {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
             try {
-                boolean applied = claim(connection, id, fingerprint, withSettings);
-                if (applied) {
-                    try (PreparedStatement update = connection.prepareStatement(UPDATE)) {
-                        update.setLong(1, quantity);
-                        update.executeUpdate();
-                    }
-                } else {
-                    readStored(connection, id);
-                }
+                boolean applied = applyIn(connection, id, quantity, fingerprint, withSettings);
                 connection.commit();
                 return applied;
             } catch (SQLException | RuntimeException e) {
@@ -89,6 +81,29 @@ final class HandWrittenPostgres {
                 connection.setAutoCommit(true);
             }
         }
+    }
+
+    /**
+     * The claim and the stock update (or the read of the stored row) in the transaction open on
+     * {@code connection}, which the caller commits: what a service writes by hand inside its own
+     * transaction.
+     */
+    boolean applyIn(Connection connection, String id, long quantity) throws SQLException {
+        return applyIn(connection, id, quantity, Content.of(quantity).fingerprint(), false);
+    }
+
+    private boolean applyIn(Connection connection, String id, long quantity, Fingerprint fingerprint,
+            boolean withSettings) throws SQLException {
+        boolean applied = claim(connection, id, fingerprint, withSettings);
+        if (applied) {
+            try (PreparedStatement update = connection.prepareStatement(UPDATE)) {
+                update.setLong(1, quantity);
+                update.executeUpdate();
+            }
+        } else {
+            readStored(connection, id);
+        }
+        return applied;
     }
 
     private boolean claim(Connection connection, String id, Fingerprint fingerprint, boolean withSettings)

@@ -16,6 +16,7 @@ import java.sql.Statement;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -151,6 +152,16 @@ public abstract class PostgresState {
 
     PostgresInbox inbox() {
         return inbox;
+    }
+
+    /** The pool the inbox's transactions use, for callers that open transactions of their own. */
+    DataSource inboxPool() {
+        return inboxPool;
+    }
+
+    /** The pool of the baseline's schema. */
+    DataSource jdbcPool() {
+        return jdbcPool;
     }
 
     HandWrittenPostgres jdbc() {

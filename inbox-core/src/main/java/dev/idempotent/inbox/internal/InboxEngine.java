@@ -21,6 +21,7 @@ import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageEffect;
 import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.PendingOutcome;
 import dev.idempotent.inbox.Phase;
 import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.spi.InboxStore;
@@ -33,6 +34,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,6 +126,113 @@ public final class InboxEngine<H> implements Inbox<H> {
         }
         committed(outcome, started);
         return outcome;
+    }
+
+    /**
+     * Behaves as {@link Inbox#applyJoined}: the claim and the effect in a savepoint of the
+     * caller's transaction; counted when the caller reports its commit.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param transaction the caller's handle
+     * @param id the business id
+     * @param content the content
+     * @param originTime the origin time, or {@code null} when unknown
+     * @param effect the business change
+     * @return the outcome, pending the caller's commit
+     * @throws X the effect's own exception, unchanged
+     */
+    @Override
+    public <R, X extends Exception> PendingOutcome<R> applyJoined(
+            H transaction, String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
+        Objects.requireNonNull(transaction, "transaction");
+        Objects.requireNonNull(effect, "effect");
+        checkCallable("applyJoined");
+        long started = System.nanoTime();
+        validate(id, content, originTime, started);
+        Thread caller = Thread.currentThread();
+        Outcome<R> outcome;
+        try {
+            StoreTransaction<H> tx = store.join(transaction);
+            tx.savepoint();
+            try {
+                // The caller's own thread runs the effect, so its context is in place already.
+                outcome = applyWithin(tx, id, content, originTime, effect, null, caller);
+                tx.releaseSavepoint();
+            } catch (Exception | Error failure) {
+                try {
+                    tx.rollbackToSavepoint();
+                } catch (RuntimeException rollbackFailure) {
+                    failure.addSuppressed(rollbackFailure);
+                }
+                throw failure;
+            }
+        } catch (Exception failure) {
+            countFailure(id, failure);
+            notifyFailure(id, failure, started);
+            throw Exceptions.<X>asThrownBy(failure);
+        } catch (Error failure) {
+            countFailure(id, failure);
+            notifyFailure(id, failure, started);
+            throw failure;
+        }
+        return new Pending<>(outcome, started);
+    }
+
+    /** A joined call's outcome, counted once when the caller reports its commit. */
+    private final class Pending<R> implements PendingOutcome<R> {
+
+        private static final int OPEN = 0;
+        private static final int COMMITTED = 1;
+        private static final int ROLLED_BACK = 2;
+
+        private final Outcome<R> outcome;
+        private final long started;
+        private final AtomicInteger state = new AtomicInteger(OPEN);
+
+        Pending(Outcome<R> outcome, long started) {
+            this.outcome = outcome;
+            this.started = started;
+        }
+
+        @Override
+        public String id() {
+            return outcome.id();
+        }
+
+        @Override
+        public Outcome<R> uncommitted() {
+            return outcome;
+        }
+
+        @Override
+        public Outcome<R> committed() {
+            if (state.compareAndSet(OPEN, COMMITTED)) {
+                InboxEngine.this.committed(outcome, started);
+            } else if (state.get() == ROLLED_BACK) {
+                throw new IllegalStateException("id '" + outcome.id() + "' was reported rolled back; its outcome"
+                        + " never became final");
+            }
+            return outcome;
+        }
+
+        @Override
+        public void rolledBack() {
+            if (state.compareAndSet(OPEN, ROLLED_BACK)) {
+                log.debug("inbox={} id={} outcome=rolled-back-by-caller", settings.name(), outcome.id());
+            } else if (state.get() == COMMITTED) {
+                throw new IllegalStateException("id '" + outcome.id() + "' was reported committed already");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "PendingOutcome[" + outcome + ", " + switch (state.get()) {
+                case COMMITTED -> "committed";
+                case ROLLED_BACK -> "rolled back";
+                default -> "pending the caller's commit";
+            } + "]";
+        }
     }
 
     /**

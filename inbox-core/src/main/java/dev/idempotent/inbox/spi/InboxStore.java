@@ -43,6 +43,27 @@ public interface InboxStore<H> extends AutoCloseable {
     StoreTransaction<H> begin();
 
     /**
+     * Joins the transaction the caller has open on {@code callerHandle}, for
+     * {@link dev.idempotent.inbox.Inbox#applyJoined}. The caller owns that transaction: the core
+     * never commits or rolls it back. For each call it uses the returned transaction for one
+     * message: {@link StoreTransaction#savepoint()}, {@link StoreTransaction#claim}, perhaps
+     * {@link StoreTransaction#horizon} and {@link StoreTransaction#handle()} (which returns the
+     * caller's handle), then {@link StoreTransaction#releaseSavepoint()} or
+     * {@link StoreTransaction#rollbackToSavepoint()}, and nothing after. When that first savepoint
+     * ends, the store has given back whatever it changed on the caller's connection for the claim
+     * (a lock timeout, a logger), so the rest of the caller's transaction runs as it would have.
+     *
+     * <p>The store refuses, with an {@link dev.idempotent.inbox.InboxException} that says what to
+     * do instead, a handle in autocommit mode or with no transaction open, and a transaction that
+     * cannot take the database's write lock.
+     *
+     * @param callerHandle the handle of the caller's open transaction
+     * @return the caller's transaction as the core uses it
+     * @throws dev.idempotent.inbox.InboxException if the handle cannot be joined
+     */
+    StoreTransaction<H> join(H callerHandle);
+
+    /**
      * Reads the committed record of {@code id} in inbox {@code inbox}, outside any transaction.
      *
      * @param inbox the inbox's name

@@ -66,6 +66,22 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx> {
         return new Transaction(database.committed());
     }
 
+    /**
+     * The transaction {@code callerHandle} belongs to, which the caller began with {@link #begin()}
+     * and ends itself. The core may use it for one savepoint's work; ending it is refused.
+     */
+    @Override
+    public StoreTransaction<Tx> join(Tx callerHandle) {
+        if (closed) {
+            throw new InboxException("the store is closed");
+        }
+        Transaction caller = callerHandle.transaction;
+        if (caller.ended) {
+            throw new InboxException("the caller's transaction has ended; joining needs an open one");
+        }
+        return new Joined(caller);
+    }
+
     @Override
     public Optional<InboxRecord> find(String inbox, String id) {
         return database.row(inbox, id);
@@ -139,6 +155,87 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx> {
 
         Working copy() {
             return new Working(rows, horizons, values);
+        }
+    }
+
+    /** The caller's transaction as the core sees it when it joins: one savepoint's work, no end. */
+    private static final class Joined implements StoreTransaction<Tx> {
+        private final Transaction caller;
+        private int depth;
+        private boolean done;
+
+        Joined(Transaction caller) {
+            this.caller = caller;
+        }
+
+        private Transaction use() {
+            if (done) {
+                throw new IllegalStateException("the joined work ended with its savepoint");
+            }
+            return caller;
+        }
+
+        @Override
+        public Tx handle() {
+            return use().handle();
+        }
+
+        @Override
+        public Optional<InboxRecord> claim(
+                String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
+            if (depth == 0) {
+                throw new IllegalStateException("a joined claim runs inside the core's savepoint");
+            }
+            return use().claim(inbox, id, fingerprint, content, receivedAt);
+        }
+
+        @Override
+        public Optional<Instant> horizon(String inbox) {
+            return use().horizon(inbox);
+        }
+
+        @Override
+        public void savepoint() {
+            use().savepoint();
+            depth++;
+        }
+
+        @Override
+        public void releaseSavepoint() {
+            use().releaseSavepoint();
+            ended();
+        }
+
+        @Override
+        public void rollbackToSavepoint() {
+            use().rollbackToSavepoint();
+            ended();
+        }
+
+        private void ended() {
+            if (--depth == 0) {
+                done = true;
+            }
+        }
+
+        @Override
+        public void raiseHorizon(String inbox, Instant cutoff) {
+            throw new IllegalStateException("the core never purges in a joined transaction");
+        }
+
+        @Override
+        public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
+            throw new IllegalStateException("the core never purges in a joined transaction");
+        }
+
+        @Override
+        public void commit() {
+            throw new IllegalStateException("the caller owns a joined transaction; the core must not commit it");
+        }
+
+        @Override
+        public void rollback() {
+            throw new IllegalStateException("the caller owns a joined transaction; the core must not roll it back");
         }
     }
 

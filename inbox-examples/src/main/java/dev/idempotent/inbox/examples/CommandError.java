@@ -4,8 +4,8 @@ import dev.idempotent.inbox.InboxStorageException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
-import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine;
 
 /**
  * A failure that the user can act on: {@link Main#commandLine()} reports it as one line on
@@ -52,6 +52,7 @@ final class CommandError extends RuntimeException {
             case CORRUPT -> isFile ? what + " is not a SQLite database, or it is damaged"
                     : what + " reports damaged data: " + reason(failure);
             case NEWER_SCHEMA -> what + " holds tables written by a newer version: " + reason(failure);
+            case SCHEMA_MISSING -> what + " lacks the inbox's tables: " + reason(failure);
             case DISK_FULL -> what + ": no space left on its device";
             case UNAVAILABLE -> what + (isFile ? " cannot be opened: " : " cannot be reached: ") + reason(failure);
             case OTHER -> what + " cannot be used: " + reason(failure);

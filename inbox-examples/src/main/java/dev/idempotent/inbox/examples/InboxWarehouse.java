@@ -1,6 +1,5 @@
 package dev.idempotent.inbox.examples;
 
-import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxStats;
@@ -31,15 +30,10 @@ final class InboxWarehouse implements Warehouse {
 
     @Override
     public Outcome<Void> receive(String id, long qty, Instant origin) {
-        return inbox.apply(id, Content.of(qty), origin, tx -> {
-            addStock(tx, qty);
+        return inbox.apply(id, Warehouse.content(qty), origin, tx -> {
+            Warehouse.addToStock(tx, qty);
             return null;
         });
-    }
-
-    /** The effect of one new shipment, in the inbox's transaction {@code tx}. */
-    static void addStock(Handle tx, long qty) {
-        tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.examples;
 
+import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxRetention;
@@ -60,6 +61,24 @@ public interface Warehouse extends AutoCloseable {
      */
     Outcome<Void> receive(String id, long qty, Instant origin);
 
+    /**
+     * The inbox shipments are received through, for receivers that drive it themselves: a broker
+     * consumer that applies a batch in one transaction. Its effect must be {@link #addToStock} and
+     * its content {@link #content}, as {@link #receive} has them, so that a shipment received both
+     * ways is one business.
+     */
+    Inbox<Handle> inbox();
+
+    /** The content a shipment of {@code qty} is recorded with: its quantity. */
+    static Content content(long qty) {
+        return Content.of(qty);
+    }
+
+    /** The stock change of one shipment, inside the inbox's transaction {@code tx}. */
+    static void addToStock(Handle tx, long qty) {
+        tx.execute("UPDATE stock SET total = total + ? WHERE id = 1", qty);
+    }
+
     /** The committed total and the number of receipts, read together. */
     StockLevel stock();
 
@@ -72,12 +91,6 @@ public interface Warehouse extends AutoCloseable {
     default long receipts() {
         return stock().receipts();
     }
-
-    /**
-     * The inbox the warehouse receives through, for a consumer that applies whole batches with its
-     * own adapter ({@code consume --broker kafka}); its effect is {@link InboxWarehouse#addStock}.
-     */
-    Inbox<Handle> inbox();
 
     /** Requests and applied effects of this instance, counted apart. */
     InboxStats stats();

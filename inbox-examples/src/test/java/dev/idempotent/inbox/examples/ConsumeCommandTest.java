@@ -2,112 +2,119 @@ package dev.idempotent.inbox.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.idempotent.inbox.kafka.KafkaBroker;
+import dev.idempotent.inbox.examples.crash.ChildJvm;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code consume --broker kafka} against a real KRaft broker. */
+/** {@code consume}: its refusals are one line each, and a running consumer serves its metrics. */
 class ConsumeCommandTest {
 
-    @TempDir
-    static Path brokerDir;
-
-    static KafkaBroker broker;
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
     Path dir;
 
-    @BeforeAll
-    static void startBroker() {
-        broker = KafkaBroker.start(brokerDir);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        broker.close();
-    }
-
-    private static Map.Entry<String, String> receipt(String id, int qty) {
-        return Map.entry(id, "{\"id\":\"" + id + "\",\"qty\":" + qty + "}");
-    }
-
     @Test
-    void consumesReceiptsOnceEachAndPrintsTheStockOnExit() {
-        String topic = "receipts-" + UUID.randomUUID();
-        broker.createTopic(topic, 2);
-        List<Map.Entry<String, String>> receipts = new ArrayList<>(List.of(receipt("snack-1", 3), receipt("snack-2", 4),
-                receipt("snack-1", 3), receipt("snack-2", 9), Map.entry("snack-3", "{\"id\":\"snack-3\"}"),
-                Map.entry("other-key", "{\"id\":\"snack-4\",\"qty\":1}")));
-        broker.send(topic, 0, receipts);
-        broker.send(topic, 1, List.of(receipt("snack-5", 10)));
-        String db = dir.resolve("stock.db").toString();
-        String[] args = {"consume", "--broker", "kafka", "--bootstrap", broker.bootstrap(), "--topic", topic,
-                "--group", "warehouse-" + UUID.randomUUID(), "--db", db, "--idle-exit", "PT2S"};
-
-        CommandRun first = CommandRun.of(args);
-
-        assertEquals(0, first.exitCode(), first.err());
-        assertTrue(first.out().contains("{\"total\":17,\"receipts\":3}"), first.out());
-        assertTrue(first.out().contains("applied 3, duplicates 1, conflicts 1, rejected 2"), first.out());
-
-        broker.send(topic, 0, List.of(receipt("snack-1", 3), receipt("snack-6", 1)));
-        CommandRun second = CommandRun.of(args);
-
-        assertEquals(0, second.exitCode(), second.err());
-        assertTrue(second.out().contains("{\"total\":18,\"receipts\":4}"), second.out());
-        assertTrue(second.out().contains("applied 1, duplicates 1, conflicts 0, rejected 0"),
-                "resumes where the database says: " + second.out());
-    }
-
-    @Test
-    void metricsPortServesTheCountersInPrometheusText() throws Exception {
-        String topic = "receipts-" + UUID.randomUUID();
-        broker.createTopic(topic, 1);
-        broker.send(topic, 0, List.of(receipt("snack-1", 3), receipt("snack-1", 3), receipt("snack-1", 4)));
-        int port;
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
-        }
-        java.util.concurrent.atomic.AtomicReference<CommandRun> run = new java.util.concurrent.atomic.AtomicReference<>();
-        Thread consuming = new Thread(() -> run.set(CommandRun.of("consume", "--broker", "kafka",
-                "--bootstrap", broker.bootstrap(), "--topic", topic, "--group", "warehouse-" + UUID.randomUUID(),
-                "--db", dir.resolve("stock.db").toString(), "--metrics-port", Integer.toString(port),
-                "--idle-exit", "PT3S")));
-        consuming.start();
-        java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
-        java.net.URI metrics = java.net.URI.create("http://127.0.0.1:" + port + "/metrics");
-        String scraped = "";
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-        while (!(scraped.contains("warehouse_consumed_conflicts_total 1") && scraped.contains("warehouse_stock_total 3"))
-                && System.nanoTime() < deadline) {
-            try {
-                scraped = client.send(java.net.http.HttpRequest.newBuilder(metrics).build(),
-                        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-            } catch (java.io.IOException notListeningYet) {
-                java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // the polling interval
-            }
-        }
-        consuming.join(60_000);
-
-        assertTrue(scraped.contains("warehouse_consumed_applied_total 1\n"), scraped);
-        assertTrue(scraped.contains("warehouse_consumed_duplicates_total 1\n"), scraped);
-        assertTrue(scraped.contains("warehouse_consumed_conflicts_total 1\n"), scraped);
-        assertTrue(scraped.contains("warehouse_stock_total 3\n"), scraped);
-        assertTrue(scraped.contains("# TYPE warehouse_consumed_applied_total counter"), scraped);
-        assertEquals(0, run.get().exitCode(), run.get().err());
-    }
-
-    @Test
-    void unknownBrokerIsOneLine() {
-        CommandRun.of("consume", "--broker", "carrier-pigeon", "--db", dir.resolve("stock.db").toString())
+    void unknownBrokerIsRefusedNamingTheOption() {
+        CommandRun.of("consume", "--broker", "carrier-pigeon", "--db", dir.resolve("s.db").toString())
                 .assertRefused(ExitCodes.USAGE, "consume", "--broker");
+    }
+
+    @Test
+    void rabbitmqWithoutAQueueIsRefused() {
+        CommandRun.of("consume", "--broker", "rabbitmq", "--db", dir.resolve("s.db").toString())
+                .assertRefused(ExitCodes.USAGE, "consume", "--queue");
+    }
+
+    @Test
+    void batchLargerThanThePrefetchIsRefused() {
+        CommandRun.of("consume", "--broker", "rabbitmq", "--queue", "q", "--batch", "200", "--prefetch", "100",
+                "--db", dir.resolve("s.db").toString()).assertRefused(ExitCodes.USAGE, "consume", "--prefetch");
+    }
+
+    @Test
+    void brokerThatCannotBeReachedIsOneLineWithoutThePassword() {
+        CommandRun run = CommandRun.of("consume", "--broker", "rabbitmq", "--uri", "amqp://guest:secret@127.0.0.1:1",
+                "--queue", "q", "--db", dir.resolve("s.db").toString()).assertRefused(ExitCodes.NETWORK, "consume", "--uri");
+        assertTrue(!run.err().contains("secret"), "no password in the message: " + run.err());
+    }
+
+    @Test
+    void queueThatDoesNotExistIsOneLine() {
+        CommandRun.of("consume", "--broker", "rabbitmq", "--uri", RabbitQueue.URI, "--queue", "no-such-queue-here",
+                "--db", dir.resolve("s.db").toString()).assertRefused(ExitCodes.NETWORK, "consume", "--queue");
+    }
+
+    @Test
+    void consumesIntoPostgreSqlGivenAsServeTakesIt() throws Exception {
+        try (PostgresSchema schema = PostgresSchema.create("consume");
+                RabbitQueue queue = new RabbitQueue();
+                ChildJvm consumer = ChildJvm.start("consume-pg", ChildJvm.FAST_START, Main.class.getName(),
+                        List.of("consume", "--broker", "rabbitmq", "--uri", RabbitQueue.URI, "--queue", queue.name,
+                                "--db", schema.url(), "--batch", "10", "--prefetch", "20"))) {
+            assertTrue(consumer.awaitLine(line -> line.startsWith("consuming receipts from RabbitMQ"), TIMEOUT)
+                    .contains("into " + schema.described()), "names the database");
+            queue.publish("snack-7", 7);
+            queue.publish("snack-7", 7);
+            queue.publish("snack-9", 9);
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (schema.jdbi().withHandle(h -> h.createQuery("SELECT total FROM stock").mapTo(Long.class).one()) != 16) {
+                if (System.nanoTime() > deadline) {
+                    fail("the stock never reached 16");
+                }
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+            }
+            consumer.terminate();
+            assertEquals(List.of("{\"total\":16,\"receipts\":2}"), consumer.restOfOutput(TIMEOUT));
+            assertEquals(0, queue.ready());
+        }
+    }
+
+    @Test
+    void runningConsumerServesPrometheusTextAndPrintsTheStockOnExit() throws Exception {
+        try (RabbitQueue queue = new RabbitQueue();
+                ChildJvm consumer = ChildJvm.start("consume", ChildJvm.FAST_START, Main.class.getName(),
+                        List.of("consume", "--broker", "rabbitmq", "--uri", RabbitQueue.URI, "--queue", queue.name,
+                                "--db", dir.resolve("stock.db").toString(), "--metrics-port", "0"))) {
+            consumer.awaitLine(line -> line.startsWith("consuming receipts from RabbitMQ"), TIMEOUT);
+            Matcher port = Pattern.compile("metrics on http://127\\.0\\.0\\.1:(\\d+)/metrics")
+                    .matcher(consumer.awaitLine(line -> line.startsWith("metrics on"), TIMEOUT));
+            assertTrue(port.matches());
+            queue.publish("snack-7", 7);
+            queue.publish("snack-7", 7);
+            queue.publish("snack-7", 8);
+            queue.publish("snack-9", 9);
+            URI metrics = URI.create("http://127.0.0.1:" + port.group(1) + "/metrics");
+            HttpClient http = HttpClient.newHttpClient();
+            String text = "";
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (!text.contains("warehouse_acks_total 3\n") || !text.contains("outcome=\"dead_lettered\"} 1\n")) {
+                if (System.nanoTime() > deadline) {
+                    fail("the metrics never showed 3 acks and a dead letter: " + text);
+                }
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+                text = http.send(HttpRequest.newBuilder(metrics).build(), HttpResponse.BodyHandlers.ofString()).body();
+            }
+            assertTrue(text.contains("warehouse_deliveries_total{outcome=\"applied\"} 2\n"), text);
+            assertTrue(text.contains("warehouse_deliveries_total{outcome=\"duplicate\"} 1\n"), text);
+            assertTrue(text.contains("warehouse_stock_total 16\n"), text);
+            assertTrue(text.contains("warehouse_receipts 2\n"), text);
+
+            consumer.terminate();
+            assertEquals(List.of("{\"total\":16,\"receipts\":2}"), consumer.restOfOutput(TIMEOUT));
+            assertEquals(List.of("{\"id\":\"snack-7\",\"qty\":8}"), queue.takeDeadLetters());
+        }
     }
 }

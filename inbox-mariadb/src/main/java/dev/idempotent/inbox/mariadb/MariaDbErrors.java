@@ -2,8 +2,8 @@ package dev.idempotent.inbox.mariadb;
 
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
-import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InboxStorageException.Kind;
+import dev.idempotent.inbox.InboxStorageException;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTransientConnectionException;
@@ -34,6 +34,7 @@ final class MariaDbErrors {
     static final int ABORTING_CONNECTION = 1152;
     static final int CONNECTION_KILLED = 1927;
     static final int SAVEPOINT_DOES_NOT_EXIST = 1305;
+    static final int NO_SUCH_TABLE = 1146;
 
     private static final Set<Integer> READ_ONLY =
             Set.of(OPTION_PREVENTS_STATEMENT, READ_ONLY_TRANSACTION, READ_ONLY_MODE, TABLE_READ_ONLY);
@@ -93,6 +94,14 @@ final class MariaDbErrors {
             return new InboxBusyException("a lock (another transaction's claim of the same id, or a row it holds)"
                     + " was not obtained within the busy timeout " + doing + "; nothing was applied and the call"
                     + " may be retried", failure);
+        }
+        if (code == NO_SUCH_TABLE) {
+            // The inbox's own statements name only its tables: a joined connection to a database
+            // the inbox was never set up in.
+            return new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING, "the inbox's tables are not"
+                    + " in this connection's database; create them there (the inbox does on its first use of a"
+                    + " database, or run schema-v1.sql) or join a connection to the inbox's database. " + message,
+                    failure);
         }
         if (code == DEADLOCK) {
             return new InboxBusyException("MariaDB broke a deadlock by rolling this transaction back " + doing

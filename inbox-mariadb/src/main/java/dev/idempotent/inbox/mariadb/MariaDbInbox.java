@@ -1,10 +1,10 @@
 package dev.idempotent.inbox.mariadb;
 
 import dev.idempotent.inbox.CommitMode;
-import dev.idempotent.inbox.ForwardingInbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.internal.InboxEngine;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.util.Objects;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -91,15 +91,10 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <p>Thread-safe.
  */
-public final class MariaDbInbox extends ForwardingInbox<Handle> {
-
-    private final Jdbi jdbi;
-    private final InboxSettings settings;
+public final class MariaDbInbox extends JdbiInbox {
 
     private MariaDbInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings.busyTimeout())));
-        this.jdbi = jdbi;
-        this.settings = settings;
+        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings.busyTimeout())), jdbi, settings);
     }
 
     /**
@@ -122,15 +117,5 @@ public final class MariaDbInbox extends ForwardingInbox<Handle> {
         return new InboxBuilder<>(CommitMode.PER_CALLER, settings -> new MariaDbInbox(jdbi, settings));
     }
 
-    /** {@return the settings this inbox was built with} */
-    public InboxSettings settings() {
-        return settings;
-    }
 
-    /**
-     * {@return the {@link Jdbi} this inbox writes through}, for reading business tables beside it.
-     */
-    public Jdbi jdbi() {
-        return jdbi;
-    }
 }

@@ -3,6 +3,7 @@ package dev.idempotent.inbox.mariadb;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
@@ -53,7 +54,8 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
 
     MariaDbStore(Jdbi jdbi, Duration busyTimeout) {
         super(TIME);
-        this.jdbi = jdbi;
+        // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
+        this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
         this.lockWaitTimeout = Long.toString(lockWaitSeconds(busyTimeout));
         try (Handle handle = open("opening the database")) {
@@ -99,6 +101,12 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
             throw failure;
         }
         return MariaDbTransaction.begin(handle, lockWaitTimeout);
+    }
+
+    /** The caller's transaction on {@code callerHandle}, which must have autocommit off. */
+    @Override
+    public StoreTransaction<Handle> join(Handle callerHandle) {
+        return MariaDbJoinedTransaction.join(callerHandle, lockWaitSeconds(busyTimeout));
     }
 
     @Override

@@ -7,6 +7,8 @@ import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
+import dev.idempotent.inbox.jdbi.spi.EffectGuard;
+import dev.idempotent.inbox.jdbi.spi.FailedStatements;
 import dev.idempotent.inbox.spi.PurgeBatch;
 import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
@@ -66,6 +68,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     private final Handle handle;
     private final Connection connection;
     private final FailedStatements effectFailures;
+    private EffectGuard effectGuard;
     private int savepoints;
     private boolean guarded;
     private boolean ended;
@@ -104,7 +107,28 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
             run("SAVEPOINT " + GUARD, "opening the guard savepoint");
             guarded = true;
         }
+        // The core asks for the handle right before it runs the effect, and for nothing else.
+        if (effectGuard == null) {
+            effectGuard = EffectGuard.enter(handle);
+        }
         return handle;
+    }
+
+    /**
+     * Ends the effect's guard, and refuses to go on, if {@code check} is set, when the effect
+     * tried to commit or roll back the transaction through Jdbi.
+     */
+    private void effectDone(boolean check) {
+        if (effectGuard == null) {
+            return;
+        }
+        boolean attempted = effectGuard.exit();
+        effectGuard = null;
+        if (attempted && check) {
+            throw new EffectBrokeTransactionException("the effect tried to commit or roll back the inbox's"
+                    + " transaction; an effect must not end the transaction it runs in. It was rolled back and"
+                    + " nothing was recorded", null);
+        }
     }
 
     @Override
@@ -152,6 +176,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void releaseSavepoint() {
+        effectDone(true);
         release("inbox_" + savepoints);
         savepoints--;
     }
@@ -176,6 +201,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void rollbackToSavepoint() {
+        effectDone(false);
         // ROLLBACK TO keeps the savepoint; the next one of that name replaces it, and the release
         // of an enclosing one or the commit ends it, so no RELEASE is sent for it.
         try (Statement statement = connection.createStatement()) {
@@ -248,6 +274,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void commit() {
+        effectDone(true);
         if (guarded) {
             release(GUARD);
         }
@@ -271,6 +298,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void rollback() {
+        effectDone(false);
         if (ended) {
             return;
         }

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
-import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InboxStorageException.Kind;
+import dev.idempotent.inbox.InboxStorageException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
@@ -50,7 +50,7 @@ class MariaDbErrorsTest {
         "70100, 1927, UNAVAILABLE",
         "HY000, 1194, CORRUPT",
         "HY000, 1712, CORRUPT",
-        "42S02, 1146, OTHER",
+        "42S02, 1146, SCHEMA_MISSING",
         "22001, 1406, OTHER",
     })
     void storageFailuresAreSortedByErrorNumberAndSqlState(String sqlState, int code, Kind kind) {

@@ -2,8 +2,8 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
-import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InboxStorageException.Kind;
+import dev.idempotent.inbox.InboxStorageException;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTransientConnectionException;
@@ -28,6 +28,7 @@ final class PostgresErrors {
     static final String CANNOT_CONNECT_NOW = "57P03";
     static final String DATA_CORRUPTED = "XX001";
     static final String INDEX_CORRUPTED = "XX002";
+    static final String UNDEFINED_TABLE = "42P01";
 
     private PostgresErrors() {}
 
@@ -72,6 +73,12 @@ final class PostgresErrors {
             case READ_ONLY_SQL_TRANSACTION -> new InboxStorageException(Kind.READ_ONLY, message, failure);
             case DISK_FULL -> new InboxStorageException(Kind.DISK_FULL, message, failure);
             case DATA_CORRUPTED, INDEX_CORRUPTED -> new InboxStorageException(Kind.CORRUPT, message, failure);
+            // The inbox's own statements name only its tables: a joined connection to a database
+            // (or a search_path) the inbox was never set up in.
+            case UNDEFINED_TABLE -> new InboxStorageException(Kind.SCHEMA_MISSING, "the inbox's tables are not"
+                    + " in the database and search_path of this connection; create them there (the inbox does on"
+                    + " its first use of a database, or run schema-v1.sql) or join a connection to the inbox's"
+                    + " database. PostgreSQL failed " + doing + ": " + describe(failure), failure);
             default -> new InboxStorageException(Kind.OTHER, message, failure);
         };
     }

@@ -2,6 +2,7 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
@@ -45,7 +46,8 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
 
     PostgresStore(Jdbi jdbi, Duration busyTimeout) {
         super(TIME);
-        this.jdbi = jdbi;
+        // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
+        this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
         this.transactionSettings = transactionSettings(busyTimeout);
         try (Handle handle = open("opening the database")) {
@@ -78,6 +80,16 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
             throw failure;
         }
         return new PostgresTransaction(handle, transactionSettings);
+    }
+
+    /**
+     * The caller's transaction on {@code callerHandle}, which must have autocommit off and not be
+     * aborted; its isolation level is the caller's (see {@link PostgresInbox} for what each level
+     * gives a concurrent claim of the same id).
+     */
+    @Override
+    public StoreTransaction<Handle> join(Handle callerHandle) {
+        return PostgresTransaction.joined(callerHandle, lockTimeout(busyTimeout));
     }
 
     /**

@@ -3,9 +3,13 @@ package dev.idempotent.inbox.postgres;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
+import dev.idempotent.inbox.jdbi.spi.EffectGuard;
+import dev.idempotent.inbox.jdbi.spi.FailedStatements;
+import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
 import dev.idempotent.inbox.spi.PurgeBatch;
 import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
@@ -24,7 +28,8 @@ import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
 /**
- * One READ COMMITTED transaction on a connection of its own, given back when it ends.
+ * One READ COMMITTED transaction on a connection of its own, given back when it ends; or, for a
+ * joined call, one savepoint's work in a transaction the caller owns (see {@link #joined}).
  *
  * <p>The inbox's own statements run as plain JDBC on the handle's connection. Statements that
  * return nothing and need not be answered on their own wait and travel in front of the next
@@ -39,8 +44,18 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     // RETURNING tells in the same statement whether this call inserted the row. Under READ COMMITTED
     // a claim that meets another transaction's uncommitted row of the same id waits for it to end,
     // then inserts (it rolled back) or does nothing (it committed).
+    private static final String CLAIMED = "inbox_claimed";
     private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING RETURNING true";
+            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING RETURNING true AS " + CLAIMED;
+
+    // A joined claim waits at most the busy timeout, and the caller's transaction keeps its own
+    // lock_timeout for everything else: the caller's value is kept in a setting of the inbox's own
+    // before the claim and put back after it, in the claim's round trip. If the claim fails, the
+    // rollback to the savepoint undoes both settings.
+    private static final String SAVED_LOCK_TIMEOUT = "inbox.caller_lock_timeout";
+    private static final String RESTORE_LOCK_TIMEOUT =
+            "SELECT set_config('lock_timeout', current_setting('" + SAVED_LOCK_TIMEOUT + "'), true)";
+    private static final String JOINED_SAVEPOINT = "inbox_joined";
 
     // Purgers serialise on the horizon row, which only moves forward. Raising it in the same
     // transaction as the delete means an apply whose claim waited for a purge to delete an old row
@@ -64,14 +79,88 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private final Connection connection;
     private final FailedStatements effectFailures;
     private final StringBuilder unsent;
+    // Null for the inbox's own transactions; the busy timeout's lock_timeout for a joined one.
+    private final String joinedLockTimeout;
+    private EffectGuard effectGuard;
     private int savepoints;
     private boolean ended;
+    private boolean broken;
 
     PostgresTransaction(Handle handle, String transactionSettings) {
+        this(handle, transactionSettings, null);
+    }
+
+    private PostgresTransaction(Handle handle, String transactionSettings, String joinedLockTimeout) {
         this.handle = handle;
         this.unsent = new StringBuilder(transactionSettings);
         this.connection = handle.getConnection();
+        this.joinedLockTimeout = joinedLockTimeout;
         this.effectFailures = FailedStatements.watch(handle);
+    }
+
+    /**
+     * The caller's open transaction on {@code callerHandle}, for one joined call: a savepoint, the
+     * claim (waiting at most {@code lockTimeout}), the effect with the caller's handle, and the
+     * savepoint's release or rollback. The caller's isolation level applies; its lock timeout and
+     * logger are as they were once the savepoint ends. It never commits, rolls back or purges.
+     */
+    static PostgresTransaction joined(Handle callerHandle, String lockTimeout) {
+        Connection connection = callerHandle.getConnection();
+        TransactionState state;
+        try {
+            JoinedTransaction.requireOpenTransaction(connection);
+            state = connection.isWrapperFor(BaseConnection.class)
+                    ? connection.unwrap(BaseConnection.class).getTransactionState() : null;
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, "reading the caller's transaction state");
+        }
+        if (state == TransactionState.FAILED) {
+            throw new InboxException("the caller's transaction is aborted (one of its statements failed), so"
+                    + " nothing more can happen in it; roll it back (or back to a savepoint of yours) first");
+        }
+        return new PostgresTransaction(callerHandle, "", lockTimeout);
+    }
+
+    private boolean isJoined() {
+        return joinedLockTimeout != null;
+    }
+
+    private void refuseIfJoined(String what) {
+        if (isJoined()) {
+            throw new IllegalStateException("the caller owns a joined transaction; the inbox must not " + what + " it");
+        }
+    }
+
+    /**
+     * Ends the effect's guard, and refuses to go on when the effect ended the transaction it was
+     * given: it committed or rolled back (through Jdbi, or on the connection itself).
+     */
+    private void checkEffectKeptTransaction() {
+        boolean attempted = effectGuard != null && effectGuard.exit();
+        effectGuard = null;
+        if (attempted || !stillOpen()) {
+            broken = !stillOpen();
+            throw new EffectBrokeTransactionException(isJoined()
+                    ? "the effect committed or rolled back the caller's transaction it was given (or tried to);"
+                            + " whatever it committed stays committed, claim included, and whatever it rolled back is"
+                            + " gone with the claim. An effect must not end the transaction it runs in"
+                    : "the effect committed or rolled back the inbox's transaction (or tried to); an effect must"
+                            + " not end the transaction it runs in. What was left of it was rolled back; a commit the"
+                            + " effect made holds the claim, so a redelivery answers Duplicate", effectFailures.last());
+        }
+    }
+
+    private boolean stillOpen() {
+        try {
+            if (connection.getAutoCommit()) {
+                return false;
+            }
+            // After a commit or rollback with autocommit off, pgjdbc is idle until the next statement.
+            return !connection.isWrapperFor(BaseConnection.class)
+                    || connection.unwrap(BaseConnection.class).getTransactionState() != TransactionState.IDLE;
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, "reading the transaction's state");
+        }
     }
 
     /**
@@ -83,7 +172,8 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private void checkNotAborted() {
         if (isAborted()) {
             throw new EffectBrokeTransactionException("a statement of the effect failed and the effect went on;"
-                    + " PostgreSQL aborted the transaction, so nothing of it can commit. It was rolled back and"
+                    + " PostgreSQL aborted the transaction, so nothing of it can commit. It was rolled back"
+                    + (isJoined() ? " to the inbox's savepoint, and your transaction is usable again;" : " and")
                     + " nothing was recorded. Run a statement that may fail inside a savepoint of the effect's"
                     + " own", effectFailures.last());
         }
@@ -111,10 +201,19 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public Handle handle() {
+        flush();
+        // The core asks for the handle right before it runs the effect, and for nothing else.
+        if (effectGuard == null) {
+            effectGuard = EffectGuard.enter(handle);
+        }
+        return handle;
+    }
+
+    /** Sends the statements that wait in front of the next one, for a statement sent through Jdbi. */
+    private void flush() {
         if (!unsent.isEmpty()) {
             run(takeUnsent(), "beginning the transaction");
         }
-        return handle;
     }
 
     /** {@code sql} with the statements that wait to be sent in front of it. */
@@ -153,26 +252,33 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     /** Whether the claim inserted the row; false when a row of this id was there. */
     private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
             throws SQLException {
-        try (PreparedStatement claim = connection.prepareStatement(first(CLAIM))) {
+        String sql = isJoined()
+                ? first("SELECT set_config('" + SAVED_LOCK_TIMEOUT + "', current_setting('lock_timeout'), true),"
+                        + " set_config('lock_timeout', '" + joinedLockTimeout + "', true); " + CLAIM + "; "
+                        + RESTORE_LOCK_TIMEOUT)
+                : first(CLAIM);
+        try (PreparedStatement claim = connection.prepareStatement(sql)) {
             InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, PostgresStore.TIME);
-            // The settings in front answer first, without rows; the claim's rows come last.
+            // The settings answer too, in order; the claim's result is the one its column names.
             boolean rows = claim.execute();
-            while (!rows && claim.getUpdateCount() != -1) {
+            while (rows || claim.getUpdateCount() != -1) {
+                if (rows) {
+                    try (ResultSet result = claim.getResultSet()) {
+                        if (CLAIMED.equals(result.getMetaData().getColumnLabel(1))) {
+                            return result.next();
+                        }
+                    }
+                }
                 rows = claim.getMoreResults();
             }
-            if (!rows) {
-                throw new SQLException("the claim returned no result set");
-            }
-            try (ResultSet inserted = claim.getResultSet()) {
-                return inserted.next();
-            }
+            throw new SQLException("the claim returned no result set");
         }
     }
 
     @Override
     public Optional<Instant> horizon(String inbox) {
         try {
-            handle();
+            flush();
             return InboxRows.horizon(connection, inbox, PostgresStore.TIME);
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "reading the horizon");
@@ -183,23 +289,48 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     public void savepoint() {
         effectFailures.forget();
         savepoints++;
-        unsent.append(unsent.isEmpty() ? "" : "; ").append("SAVEPOINT inbox_").append(savepoints);
+        unsent.append(unsent.isEmpty() ? "" : "; ").append("SAVEPOINT ").append(savepointName());
+    }
+
+    private String savepointName() {
+        return isJoined() ? JOINED_SAVEPOINT : "inbox_" + savepoints;
     }
 
     @Override
     public void releaseSavepoint() {
-        checkNotAborted();
-        execute("RELEASE SAVEPOINT inbox_" + savepoints, "releasing a savepoint");
-        savepoints--;
+        try {
+            checkEffectKeptTransaction();
+            checkNotAborted();
+            execute("RELEASE SAVEPOINT " + savepointName(), "releasing a savepoint");
+            savepoints--;
+        } finally {
+            if (isJoined()) {
+                effectFailures.stop();
+            }
+        }
     }
 
     @Override
     public void rollbackToSavepoint() {
-        // This also lifts the abort that any failed statement since the savepoint left on the
-        // whole transaction, so the next message of a batch can go on.
-        execute("ROLLBACK TO SAVEPOINT inbox_" + savepoints + "; RELEASE SAVEPOINT inbox_" + savepoints,
-                "rolling back to a savepoint");
-        savepoints--;
+        if (effectGuard != null) {
+            effectGuard.exit();
+            effectGuard = null;
+        }
+        try {
+            if (broken) {
+                // The effect ended the transaction the savepoint was in; there is nothing to roll back to.
+                return;
+            }
+            // This also lifts the abort that any failed statement since the savepoint left on the
+            // whole transaction, so the next message of a batch can go on.
+            execute("ROLLBACK TO SAVEPOINT " + savepointName() + "; RELEASE SAVEPOINT " + savepointName(),
+                    "rolling back to a savepoint");
+            savepoints--;
+        } finally {
+            if (isJoined()) {
+                effectFailures.stop();
+            }
+        }
     }
 
     private void execute(String sql, String doing) {
@@ -216,8 +347,10 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void raiseHorizon(String inbox, Instant cutoff) {
+        refuseIfJoined("purge in");
         try {
-            handle().createUpdate(RAISE_HORIZON).bind("inbox", inbox).bind("cutoff", PostgresStore.utc(cutoff)).execute();
+            flush();
+            handle.createUpdate(RAISE_HORIZON).bind("inbox", inbox).bind("cutoff", PostgresStore.utc(cutoff)).execute();
         } catch (JdbiException e) {
             throw PostgresErrors.translate(e, "raising the horizon");
         }
@@ -225,8 +358,10 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
+        refuseIfJoined("purge in");
         try {
-            return PurgeBatch.of(handle().createQuery(DELETE_OLDEST)
+            flush();
+            return PurgeBatch.of(handle.createQuery(DELETE_OLDEST)
                     .bind("inbox", inbox)
                     .bind("cutoff", PostgresStore.utc(cutoff))
                     .bind("afterReceivedAt", after == null ? OffsetDateTime.MIN : PostgresStore.utc(after.receivedAt()))
@@ -242,6 +377,11 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void commit() {
+        refuseIfJoined("commit");
+        if (effectGuard != null) {
+            // A lone message: the effect ran without a savepoint of its own.
+            checkEffectKeptTransaction();
+        }
         checkNotAborted();
         try {
             handle.commit();
@@ -262,6 +402,11 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void rollback() {
+        refuseIfJoined("roll back");
+        if (effectGuard != null) {
+            effectGuard.exit();
+            effectGuard = null;
+        }
         if (ended) {
             return;
         }

@@ -7,14 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
-import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InboxStorageException.Kind;
+import dev.idempotent.inbox.InboxStorageException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * The SQLState table, for the states a test cannot provoke on demand against a real server (a
@@ -45,7 +45,7 @@ class PostgresErrorsTest {
         "57P01, UNAVAILABLE",
         "53300, UNAVAILABLE",
         "XX001, CORRUPT",
-        "42P01, OTHER",
+        "42P01, SCHEMA_MISSING",
     })
     void storageFailuresAreSortedBySqlState(String sqlState, Kind kind) {
         InboxException translated = PostgresErrors.translate(failure(sqlState), "claiming the id");

@@ -1,10 +1,10 @@
 package dev.idempotent.inbox.sqlite;
 
 import dev.idempotent.inbox.CommitMode;
-import dev.idempotent.inbox.ForwardingInbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.internal.InboxEngine;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.nio.file.Path;
 import java.util.Objects;
 import org.jdbi.v3.core.Handle;
@@ -41,15 +41,10 @@ import org.sqlite.SQLiteDataSource;
  * holds its message. Other processes wait in SQLite's busy handler. The busy timeout bounds each
  * of the two waits.
  */
-public final class SqliteInbox extends ForwardingInbox<Handle> {
-
-    private final Jdbi jdbi;
-    private final InboxSettings settings;
+public final class SqliteInbox extends JdbiInbox {
 
     private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new SqliteStore(jdbi, settings.busyTimeout())));
-        this.jdbi = jdbi;
-        this.settings = settings;
+        super(InboxEngine.open(settings, new SqliteStore(jdbi, settings.busyTimeout())), jdbi, settings);
     }
 
     /**
@@ -92,15 +87,5 @@ public final class SqliteInbox extends ForwardingInbox<Handle> {
         return Jdbi.create(dataSource);
     }
 
-    /**
-     * {@return the {@link Jdbi} this inbox writes through}, for reading business tables beside it.
-     */
-    public Jdbi jdbi() {
-        return jdbi;
-    }
 
-    /** {@return the settings this inbox was built with} */
-    public InboxSettings settings() {
-        return settings;
-    }
 }

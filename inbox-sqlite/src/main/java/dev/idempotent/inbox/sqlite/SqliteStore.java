@@ -7,6 +7,7 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
+import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.PurgeBatch;
 import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
@@ -62,23 +63,31 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
     private final Jdbi jdbi;
     private final Duration busyTimeout;
     private final WalCheckpointer checkpointer;
+    // The main file of the writer connection, as SQLite names it.
+    private final String file;
     // Used by one thread at a time, the one the core lets open a transaction; the core's queue
     // orders those uses. Null after a connection in doubt was dropped, until the next transaction.
     private SqliteWriter writer;
 
     SqliteStore(Jdbi jdbi, Duration busyTimeout) {
         super(TIME);
-        this.jdbi = jdbi;
+        // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
+        this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
         // The statements name the inbox's tables, so they can be prepared only once the schema exists.
         Handle handle = openConfigured();
         try {
             createSchema(handle);
+            file = SqliteFiles.mainFile(handle.getConnection());
             writer = new SqliteWriter(handle);
+        } catch (SQLException e) {
+            closeQuietly(handle);
+            throw SqliteErrors.translate(e, "reading the database's file name");
         } catch (RuntimeException e) {
             closeQuietly(handle);
             throw e;
         }
+        jdbi.installPlugin(new WriteLocks.Guard(file));
         this.checkpointer = new WalCheckpointer(jdbi);
     }
 
@@ -89,9 +98,19 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
 
     @Override
     public StoreTransaction<Handle> begin() {
+        WriteLocks.refuseIfHeld(file, "beginning a transaction of an inbox on the same file");
         SqliteWriter current = writer();
         current.run(current.begin, "beginning the transaction");
         return new SqliteTransaction(current);
+    }
+
+    /**
+     * The caller's transaction on {@code callerHandle}, a connection of its own to this inbox's
+     * file with autocommit off (see {@link SqliteJoinedTransaction}).
+     */
+    @Override
+    public StoreTransaction<Handle> join(Handle callerHandle) {
+        return SqliteJoinedTransaction.join(callerHandle, file, busyTimeout);
     }
 
     @Override
@@ -227,6 +246,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
 
         private final SqliteWriter writer;
         private final Handle handle;
+        private EffectGuard effectGuard;
         private boolean ended;
 
         SqliteTransaction(SqliteWriter writer) {
@@ -237,7 +257,34 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         @Override
         public Handle handle() {
             writer.forEffect();
+            if (effectGuard == null) {
+                WriteLocks.hold(file, handle);
+                effectGuard = EffectGuard.enter(handle);
+            }
             return handle;
+        }
+
+        /**
+         * Ends the effect's guards, and refuses to go on if it tried to end the transaction
+         * through Jdbi (which Jdbi itself would have ignored here) and {@code check} is set.
+         */
+        private void effectDone(boolean check) {
+            if (effectGuard == null) {
+                return;
+            }
+            WriteLocks.release(file, handle);
+            boolean attempted = effectGuard.exit();
+            effectGuard = null;
+            if (attempted && check) {
+                throw effectEndedTransaction(null);
+            }
+        }
+
+        private EffectBrokeTransactionException effectEndedTransaction(SQLException seen) {
+            return new EffectBrokeTransactionException("the effect committed or rolled back the inbox's transaction"
+                    + " (or tried to); an effect runs inside the inbox's BEGIN IMMEDIATE transaction and must not"
+                    + " begin, commit or roll back. What was left of it was rolled back; a commit the effect made"
+                    + " holds the claim, so a redelivery answers Duplicate", seen);
         }
 
         @Override
@@ -263,11 +310,19 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
 
         @Override
         public void releaseSavepoint() {
-            writer.run(writer.release, "releasing a savepoint");
+            effectDone(true);
+            writer.forOwnStatements();
+            try {
+                writer.release.execute();
+            } catch (SQLException e) {
+                throw SqliteFiles.noSuchSavepoint(e) ? effectEndedTransaction(e) : SqliteErrors.translate(e,
+                        "releasing a savepoint");
+            }
         }
 
         @Override
         public void rollbackToSavepoint() {
+            effectDone(false);
             // ROLLBACK TO keeps the savepoint open; RELEASE ends it with nothing left in it.
             writer.run(writer.rollbackTo, "rolling back to a savepoint");
             writer.run(writer.release, "releasing a savepoint");
@@ -312,6 +367,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
 
         @Override
         public void commit() {
+            effectDone(true);
             if (handle.isInTransaction()) {
                 // The effect switched the handle to a JDBC transaction of its own: Jdbi would have
                 // joined it silently, and what it commits would no longer be what this claim guards.
@@ -323,6 +379,9 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
             try {
                 writer.commit.execute();
             } catch (SQLException e) {
+                if (SqliteFiles.noTransactionActive(e)) {
+                    throw effectEndedTransaction(e);
+                }
                 int code = SqliteErrors.resultCode(e);
                 if (code == SqliteErrors.SQLITE_BUSY || code == SqliteErrors.SQLITE_FULL
                         || code == SqliteErrors.SQLITE_CONSTRAINT) {
@@ -339,6 +398,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
 
         @Override
         public void rollback() {
+            effectDone(false);
             if (ended) {
                 return;
             }

@@ -13,6 +13,7 @@ import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -221,7 +222,7 @@ public abstract class EffectProperties<M, S> {
      * @return the fixture
      */
     protected static InboxFixture fixture(Jdbi jdbi,
-            Supplier<? extends InboxBuilder<? extends Inbox<Handle>>> builders) {
+            Supplier<? extends InboxBuilder<? extends JdbiInbox>> builders) {
         Objects.requireNonNull(jdbi, "jdbi");
         Objects.requireNonNull(builders, "builders");
         return new InboxFixture() {
@@ -231,7 +232,7 @@ public abstract class EffectProperties<M, S> {
             }
 
             @Override
-            public InboxBuilder<? extends Inbox<Handle>> builder() {
+            public InboxBuilder<? extends JdbiInbox> builder() {
                 return builders.get();
             }
 

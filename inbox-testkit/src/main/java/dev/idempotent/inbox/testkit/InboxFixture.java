@@ -1,9 +1,8 @@
 package dev.idempotent.inbox.testkit;
 
-import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.time.Instant;
-import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -21,7 +20,7 @@ public interface InboxFixture extends AutoCloseable {
      *
      * @return a builder with default settings
      */
-    InboxBuilder<? extends Inbox<Handle>> builder();
+    InboxBuilder<? extends JdbiInbox> builder();
 
     /**
      * Makes another connection hold what {@code apply(id, ...)} on inbox {@code inbox} must wait

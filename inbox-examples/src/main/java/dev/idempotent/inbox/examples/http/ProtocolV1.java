@@ -36,23 +36,6 @@ public final class ProtocolV1 {
     private ProtocolV1() {}
 
     /**
-     * Reads a receipt body as {@code POST /receipts} takes it, for receivers other than HTTP (a
-     * broker's consumer).
-     *
-     * @param body the JSON body, UTF-8
-     * @return the receipt
-     * @throws IllegalArgumentException naming the problem with its protocol error code; never
-     *     quotes the body
-     */
-    public static Receipt receipt(byte[] body) {
-        try {
-            return ReceiptParser.parse(body);
-        } catch (Refusal.Thrown refused) {
-            throw new IllegalArgumentException(refused.refusal().error() + ": " + refused.refusal().message());
-        }
-    }
-
-    /**
      * Why {@code id} is not a valid id, or empty when it is: the inbox's own rule
      * ({@link MessageIds#check}), so the receiver refuses with 400 exactly what the inbox would
      * refuse. The reason never quotes the id.
@@ -61,6 +44,26 @@ public final class ProtocolV1 {
      * @return the reason, or empty
      */
     public static Optional<String> idProblem(String id) {
+        return idProblemOf(id);
+    }
+
+    /**
+     * Reads a receipt from a body as {@code POST /receipts} takes it, with the same rules, for
+     * receivers that take receipts from elsewhere (a broker's message).
+     *
+     * @param body the JSON body, UTF-8
+     * @return the receipt
+     * @throws IllegalArgumentException naming the refusal's code and reason, never quoting the body
+     */
+    public static Receipt parseReceipt(byte[] body) {
+        try {
+            return ReceiptParser.parse(body);
+        } catch (Refusal.Thrown thrown) {
+            throw new IllegalArgumentException(thrown.refusal().error() + ": " + thrown.refusal().message());
+        }
+    }
+
+    private static Optional<String> idProblemOf(String id) {
         try {
             MessageIds.check(id);
             return Optional.empty();

@@ -1,0 +1,219 @@
+package dev.idempotent.inbox.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
+import dev.idempotent.inbox.FailureKind;
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.testkit.InboxFixture;
+import dev.idempotent.inbox.testkit.Stock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Joined calls on PostgreSQL beyond the shared contract: every isolation level under concurrent
+ * claims of the same ids, the busy timeout bounding the wait while the caller's own lock timeout
+ * survives, and the misuses only PostgreSQL shows (an aborted caller transaction, a schema
+ * without the inbox's tables, an effect that commits the inbox's own transaction).
+ */
+class PostgresJoinedTest {
+
+    private PostgresFixture fixture;
+    private PostgresInbox inbox;
+    private Stock stock;
+
+    @BeforeEach
+    void open() {
+        fixture = new PostgresFixture();
+        inbox = PostgresInbox.builder(fixture.jdbi()).name("joined").busyTimeout(Duration.ofSeconds(10)).build();
+        stock = Stock.create(fixture.jdbi(), "joined");
+    }
+
+    @AfterEach
+    void close() {
+        inbox.close();
+        fixture.close();
+    }
+
+    private long rows() {
+        return Stock.inboxRows(fixture.jdbi(), "joined");
+    }
+
+    /**
+     * Sixteen threads apply the same four ids, each in a caller transaction of the given level,
+     * retrying what comes back retryable: exactly one effect commits per id, and every call ends
+     * Applied (once per id), Duplicate, Conflict or a retryable error, never anything else.
+     * READ UNCOMMITTED behaves as READ COMMITTED in PostgreSQL; REPEATABLE READ and SERIALIZABLE
+     * meet a concurrent committed claim as a serialization failure, reported as busy.
+     */
+    @ParameterizedTest
+    @EnumSource(value = TransactionIsolationLevel.class, names = {"READ_UNCOMMITTED", "READ_COMMITTED",
+            "REPEATABLE_READ", "SERIALIZABLE"})
+    void sixteenThreadsClaimTheSameIdsAtEveryIsolationLevel(TransactionIsolationLevel level) throws Exception {
+        int threads = 16;
+        List<String> ids = List.of("a", "b", "c", "d");
+        CyclicBarrier start = new CyclicBarrier(threads);
+        AtomicInteger effects = new AtomicInteger();
+        AtomicInteger retryable = new AtomicInteger();
+        ConcurrentHashMap<String, AtomicInteger> appliedPerId = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> done = new ArrayList<>();
+        try {
+            for (int t = 0; t < threads; t++) {
+                long qty = 1 + t % 2;
+                done.add(pool.submit(() -> {
+                    start.await(30, TimeUnit.SECONDS);
+                    for (String id : ids) {
+                        while (true) {
+                            try {
+                                Outcome<Integer> outcome = inbox.jdbi().inTransaction(level, handle ->
+                                        inbox.applyIn(handle, id, Content.of(qty), tx -> {
+                                            effects.incrementAndGet();
+                                            return stock.add(tx, qty);
+                                        }));
+                                if (outcome instanceof Outcome.Applied<?>) {
+                                    appliedPerId.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+                                } else {
+                                    assertTrue(outcome instanceof Outcome.Duplicate<?>
+                                            || outcome instanceof Outcome.Conflict<?>, outcome.toString());
+                                }
+                                break;
+                            } catch (RuntimeException e) {
+                                // A serialization failure may also surface at the caller's own commit.
+                                assertEquals(FailureKind.RETRYABLE, FailureKind.of(e), "only retryable failures: " + e);
+                                retryable.incrementAndGet();
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : done) {
+                future.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        for (String id : ids) {
+            assertEquals(1, appliedPerId.get(id).get(), "one Applied for " + id);
+        }
+        assertEquals(ids.size(), rows());
+        assertEquals(ids.size(), inbox.stats().applied(), "counted after each commit, once per id");
+        long total = stock.total();
+        assertTrue(total >= ids.size() && total <= 2L * ids.size(), "the total holds one quantity per id: " + total);
+        if (level == TransactionIsolationLevel.READ_COMMITTED || level == TransactionIsolationLevel.READ_UNCOMMITTED) {
+            assertEquals(0, retryable.get(), "READ COMMITTED waits and reads the committed row: no retries");
+        }
+    }
+
+    @Test
+    void theBusyTimeoutBoundsTheWaitAndTheCallersLockTimeoutSurvives() throws Exception {
+        try (PostgresInbox quick = PostgresInbox.builder(fixture.jdbi()).name("joined")
+                .busyTimeout(Duration.ofMillis(200)).build();
+                InboxFixture.HeldLock held = fixture.holdWriteLock("joined", "snack-7");
+                Handle handle = fixture.jdbi().open()) {
+            handle.begin();
+            handle.execute("SET LOCAL lock_timeout = '7s'");
+            InboxBusyException busy = assertThrows(InboxBusyException.class,
+                    () -> quick.applyIn(handle, "snack-7", Content.of(7), tx -> stock.add(tx, 7)));
+            assertEquals(FailureKind.RETRYABLE, FailureKind.of(busy));
+            assertEquals("7s", handle.createQuery("SHOW lock_timeout").mapTo(String.class).one(),
+                    "the caller's lock timeout is back, and its transaction usable");
+            assertInstanceOf(Outcome.Applied.class, quick.applyIn(handle, "drink-5", Content.of(5),
+                    tx -> stock.add(tx, 5)));
+            assertEquals("7s", handle.createQuery("SHOW lock_timeout").mapTo(String.class).one(),
+                    "after an applied call too");
+            handle.commit();
+        }
+        assertEquals(5, stock.total());
+        assertEquals(1, rows());
+    }
+
+    @Test
+    void anAbortedCallerTransactionIsRefusedByName() {
+        try (Handle handle = fixture.jdbi().open()) {
+            handle.begin();
+            assertThrows(RuntimeException.class, () -> handle.execute("SELECT * FROM no_such_table"));
+            InboxException refused = assertThrows(InboxException.class,
+                    () -> inbox.applyIn(handle, "snack-7", Content.of(7), tx -> stock.add(tx, 7)));
+            assertTrue(refused.getMessage().contains("aborted"), refused.getMessage());
+            handle.rollback();
+        }
+        assertEquals(0, rows());
+    }
+
+    @Test
+    void aConnectionToASchemaWithoutTheInboxsTablesIsRefusedByName() {
+        String bare = fixture.schema() + "_bare";
+        fixture.admin().useHandle(h -> h.execute("CREATE SCHEMA " + bare));
+        try {
+            Jdbi elsewhere = Jdbi.create(PostgresFixture.dataSource(PostgresFixture.PORT, "-c search_path=" + bare));
+            try (Handle handle = elsewhere.open()) {
+                handle.begin();
+                handle.execute("CREATE TABLE kept (x INT)");
+                InboxStorageException missing = assertThrows(InboxStorageException.class,
+                        () -> inbox.applyIn(handle, "snack-7", Content.of(7), tx -> 1));
+                assertEquals(InboxStorageException.Kind.SCHEMA_MISSING, missing.kind());
+                handle.execute("INSERT INTO kept VALUES (1)");
+                handle.commit();
+                assertEquals(1, handle.createQuery("SELECT COUNT(*) FROM kept").mapTo(Integer.class).one(),
+                        "the caller's transaction stayed usable");
+            }
+        } finally {
+            fixture.admin().useHandle(h -> h.execute("DROP SCHEMA " + bare + " CASCADE"));
+        }
+        assertEquals(0, rows());
+    }
+
+    @Test
+    void anEffectThatCommitsTheInboxsOwnTransactionIsRefusedAndNothingIsRecorded() {
+        EffectBrokeTransactionException refused = assertThrows(EffectBrokeTransactionException.class,
+                () -> inbox.apply("snack-7", Content.of(7), tx -> {
+                    stock.add(tx, 7);
+                    tx.commit();
+                    return 1;
+                }));
+        assertTrue(refused.getMessage().contains("tried to commit"), refused.getMessage());
+        assertEquals(0, rows());
+        assertEquals(0, stock.total());
+        assertEquals(0, inbox.stats().applied());
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> stock.add(tx, 7)));
+    }
+
+    @Test
+    void anEffectThatCommitsTheInboxsConnectionIsReportedNotApplied() {
+        assertThrows(EffectBrokeTransactionException.class, () -> inbox.apply("snack-7", Content.of(7), tx -> {
+            stock.add(tx, 7);
+            tx.getConnection().commit();
+            return 1;
+        }));
+        assertEquals(0, inbox.stats().applied(), "never counted as applied");
+        // The effect's commit took the claim with its write: a redelivery is a duplicate.
+        assertEquals(1, rows());
+        assertEquals(7, stock.total());
+        assertInstanceOf(Outcome.Duplicate.class, inbox.apply("snack-7", Content.of(7), tx -> stock.add(tx, 7)));
+    }
+}

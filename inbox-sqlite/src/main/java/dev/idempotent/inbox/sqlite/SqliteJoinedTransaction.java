@@ -1,0 +1,211 @@
+package dev.idempotent.inbox.sqlite;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
+import dev.idempotent.inbox.Fingerprint;
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.jdbi.spi.EffectGuard;
+import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
+import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.jdbi.v3.core.Handle;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
+
+/**
+ * One joined call in a transaction the caller owns on its own connection to the inbox's file: a
+ * savepoint, the claim, the effect with the caller's handle, and the savepoint's release or
+ * rollback. It never commits, rolls back or purges; it does not take part in group commit, since
+ * the caller's transaction commits when the caller says.
+ *
+ * <p>The claim is the caller transaction's first write unless the caller wrote before: then SQLite
+ * takes the file's write lock, waiting in the busy handler for at most the inbox's busy timeout
+ * (the caller's own busy timeout is put back right after the claim). A transaction that read the
+ * file before another connection wrote to it cannot take the lock at all (SQLITE_BUSY_SNAPSHOT):
+ * that is reported as busy, with what to do about it.
+ */
+final class SqliteJoinedTransaction extends JoinedTransaction {
+
+    private static final String SAVEPOINT = "inbox_joined";
+    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
+            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
+
+    private final Handle handle;
+    private final Connection connection;
+    private final String file;
+    private final long busyTimeoutMillis;
+    private EffectGuard effectGuard;
+    private boolean broken;
+
+    private SqliteJoinedTransaction(Handle handle, String file, Duration busyTimeout) {
+        this.handle = handle;
+        this.connection = handle.getConnection();
+        this.file = file;
+        this.busyTimeoutMillis = busyTimeout.toMillis();
+    }
+
+    /**
+     * The caller's transaction on {@code callerHandle}, which must be a connection to {@code file}
+     * (the inbox's) with autocommit off.
+     */
+    static SqliteJoinedTransaction join(Handle callerHandle, String file, Duration busyTimeout) {
+        Connection connection = callerHandle.getConnection();
+        try {
+            JoinedTransaction.requireOpenTransaction(connection);
+            String joinedFile = SqliteFiles.mainFile(connection);
+            if (!SqliteFiles.same(joinedFile, file)) {
+                throw new InboxException("the connection is to " + (joinedFile.isEmpty() ? "a temporary or in-memory"
+                        + " database" : joinedFile) + ", but this inbox keeps its ids in " + file + "; join a"
+                        + " transaction on the inbox's own file");
+            }
+        } catch (SQLException e) {
+            throw SqliteErrors.translate(e, "reading the caller's connection");
+        }
+        return new SqliteJoinedTransaction(callerHandle, file, busyTimeout);
+    }
+
+    @Override
+    public void savepoint() {
+        execute("SAVEPOINT " + SAVEPOINT, "opening the joined call's savepoint");
+    }
+
+    @Override
+    public Optional<InboxRecord> claim(
+            String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
+        try (Statement statement = connection.createStatement()) {
+            long callerBusyTimeout;
+            try (ResultSet rs = statement.executeQuery("PRAGMA busy_timeout")) {
+                callerBusyTimeout = rs.next() ? rs.getLong(1) : 0;
+            }
+            statement.execute("PRAGMA busy_timeout = " + busyTimeoutMillis);
+            try {
+                return insertOrRead(inbox, id, fingerprint, content, receivedAt);
+            } finally {
+                statement.execute("PRAGMA busy_timeout = " + callerBusyTimeout);
+            }
+        } catch (SQLException e) {
+            throw translate(e, "claiming the id");
+        }
+    }
+
+    private Optional<InboxRecord> insertOrRead(
+            String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) throws SQLException {
+        try (PreparedStatement claim = connection.prepareStatement(CLAIM)) {
+            InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, SqliteStore.TIME);
+            if (claim.executeUpdate() == 1) {
+                return Optional.empty();
+            }
+        }
+        return Optional.of(InboxRows.find(connection, inbox, id, SqliteStore.TIME).orElseThrow(() ->
+                new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
+                        + "' found a conflicting row that then could not be read", null)));
+    }
+
+    @Override
+    public Optional<Instant> horizon(String inbox) {
+        try {
+            return InboxRows.horizon(connection, inbox, SqliteStore.TIME);
+        } catch (SQLException e) {
+            throw translate(e, "reading the horizon");
+        }
+    }
+
+    @Override
+    public Handle handle() {
+        if (effectGuard == null) {
+            WriteLocks.hold(file, handle);
+            effectGuard = EffectGuard.enter(handle);
+        }
+        return handle;
+    }
+
+    /** Ends the effect's guards; whether the effect tried to end its transaction through Jdbi. */
+    private boolean effectDone() {
+        if (effectGuard == null) {
+            return false;
+        }
+        WriteLocks.release(file, handle);
+        boolean attempted = effectGuard.exit();
+        effectGuard = null;
+        return attempted;
+    }
+
+    @Override
+    public void releaseSavepoint() {
+        boolean attempted = effectDone();
+        boolean open;
+        try {
+            open = !connection.getAutoCommit();
+        } catch (SQLException e) {
+            throw translate(e, "reading the caller's connection");
+        }
+        if (attempted || !open) {
+            broken = !open;
+            throw broken();
+        }
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("RELEASE " + SAVEPOINT);
+        } catch (SQLException e) {
+            if (SqliteFiles.noSuchSavepoint(e)) {
+                // The savepoint went with the transaction: the effect committed or rolled it back.
+                broken = true;
+                EffectBrokeTransactionException failure = broken();
+                failure.addSuppressed(e);
+                throw failure;
+            }
+            throw translate(e, "releasing the joined call's savepoint");
+        }
+    }
+
+    private static EffectBrokeTransactionException broken() {
+        return new EffectBrokeTransactionException("the effect committed or rolled back the caller's transaction it"
+                + " was given (or tried to); whatever it committed stays committed, claim included, and whatever it"
+                + " rolled back is gone with the claim. An effect must not end the transaction it runs in", null);
+    }
+
+    @Override
+    public void rollbackToSavepoint() {
+        effectDone();
+        if (broken) {
+            // The effect ended the transaction the savepoint was in; there is nothing to roll back to.
+            return;
+        }
+        // ROLLBACK TO keeps the savepoint open; RELEASE ends it with nothing left in it.
+        execute("ROLLBACK TO " + SAVEPOINT + "; RELEASE " + SAVEPOINT, "rolling back the joined call's savepoint");
+    }
+
+    private void execute(String sql, String doing) {
+        try (Statement statement = connection.createStatement()) {
+            statement.executeUpdate(sql);
+        } catch (SQLException e) {
+            throw translate(e, doing);
+        }
+    }
+
+    private static InboxException translate(SQLException failure, String doing) {
+        if (failure instanceof SQLiteException sqlite && sqlite.getResultCode() == SQLiteErrorCode.SQLITE_BUSY_SNAPSHOT) {
+            return new InboxBusyException("your transaction read the database before another connection wrote to"
+                    + " it, so SQLite cannot let it write (SQLITE_BUSY_SNAPSHOT) " + doing + "; nothing was applied."
+                    + " Roll it back and retry it, and begin transactions that write with BEGIN IMMEDIATE"
+                    + " (sqlite-jdbc: SQLiteConfig.setTransactionMode(IMMEDIATE)) so they take the write lock first",
+                    failure);
+        }
+        if (SqliteFiles.noSuchInboxTable(failure)) {
+            return new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING, "the inbox's tables are not in"
+                    + " this database; the inbox creates them when it is built on the file. SQLite failed " + doing
+                    + ": " + failure.getMessage(), failure);
+        }
+        return SqliteErrors.translate(failure, doing);
+    }
+
+}
