@@ -354,22 +354,27 @@ class FingerprintFuzzTest {
         }
     }
 
-    /** A string literal, each character raw or escaped as the fuzzer picks. */
+    /**
+     * A string literal, each code point raw or escaped as the fuzzer picks; both halves of a
+     * surrogate pair alike, since JSON text is code points and half a pair raw is no text.
+     */
     private static void quote(String value, FuzzedDataProvider data, StringBuilder text) {
         text.append('"');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
+        value.codePoints().forEach(c -> {
             boolean mustEscape = c == '"' || c == '\\' || c < 0x20;
             int how = data.remainingBytes() > 0 ? data.consumeInt(0, 2) : 0;
             if (!mustEscape && how == 0) {
-                text.append(c);
-            } else if (how == 1 && "\"\\/\b\f\n\r\t".indexOf(c) >= 0) {
+                text.appendCodePoint(c);
+            } else if (how == 1 && c < 0x80 && "\"\\/\b\f\n\r\t".indexOf(c) >= 0) {
                 text.append('\\').append("\"\\/bfnrt".charAt("\"\\/\b\f\n\r\t".indexOf(c)));
             } else {
-                String hex = String.format("%04x", (int) c);
-                text.append("\\u").append(data.remainingBytes() > 0 && data.consumeBoolean() ? hex.toUpperCase() : hex);
+                boolean upper = data.remainingBytes() > 0 && data.consumeBoolean();
+                for (char unit : Character.toChars(c)) {
+                    String hex = String.format("%04x", (int) unit);
+                    text.append("\\u").append(upper ? hex.toUpperCase() : hex);
+                }
             }
-        }
+        });
         text.append('"');
     }
 }

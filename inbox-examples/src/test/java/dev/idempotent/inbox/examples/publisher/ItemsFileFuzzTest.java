@@ -42,8 +42,8 @@ class ItemsFileFuzzTest {
     }
 
     @FuzzTest
-    @DictionaryEntries({"id,qty,origin\n", "\"\"", "\r\n", "#", "2024-05-01T12:00:00Z", "+02:00", "2147483647",
-            "\uFEFF", "\t"})
+    // No line breaks or tabs in entries: the fuzzer's dictionary format takes one entry a line.
+    @DictionaryEntries({"id,qty,origin", "\"\"", "#", "2024-05-01T12:00:00Z", "+02:00", "2147483647", "\uFEFF"})
     void readerReturnsExactlyTheItemsTheFormatDescribes(byte[] bytes) throws IOException {
         Files.write(file, bytes);
         Optional<List<Outbox.Item>> expected = formatReading(bytes);
