@@ -70,10 +70,12 @@ public final class ItemsFile {
             boolean first = true;
             while (parser.nextToken() == JsonToken.START_ARRAY) {
                 List<String> fields = new ArrayList<>();
+                boolean firstQuoted = false;
                 while (parser.nextToken() == JsonToken.VALUE_STRING) {
                     if (fields.isEmpty()) {
                         // The record's first field: the array's own start carries no position.
                         line = parser.currentTokenLocation().getLineNr();
+                        firstQuoted = quoted(text, parser.currentTokenLocation().getCharOffset());
                     }
                     String field = parser.getText();
                     if (field.indexOf('"') >= 0 && !quoted(text, parser.currentTokenLocation().getCharOffset())) {
@@ -86,6 +88,9 @@ public final class ItemsFile {
                 int record = line;
                 // Past the record's end, comments and blank lines: where the next one starts.
                 line = parser.currentLocation().getLineNr();
+                if (fields.size() == 1 && fields.get(0).isEmpty() && !firstQuoted) {
+                    continue; // a line of tabs and spaces, which Jackson skips only when it holds no tab
+                }
                 if (first) {
                     first = false;
                     if (isHeader(fields)) {
