@@ -62,6 +62,7 @@ public final class ItemsFile {
         if (text.startsWith("\uFEFF")) {
             text = text.substring(1); // a byte order mark, as spreadsheets write it
         }
+        text = blankComments(text);
         List<Outbox.Item> items = new ArrayList<>();
         // Where the record being read starts, for an error inside it: a quote left open is found
         // only at the end of the file.
@@ -103,6 +104,41 @@ public final class ItemsFile {
             throw new Malformed(file, line, "not valid CSV: " + e.getOriginalMessage());
         }
         return items;
+    }
+
+    /**
+     * The text with its comment lines turned into spaces: lines, outside a quoted field, whose
+     * first character other than a space or a tab is {@code #}. Jackson knows a comment only
+     * when the {@code #} comes first or after spaces, not after a tab; as spaces the lines keep
+     * their numbers and offsets, and Jackson skips them as blank.
+     */
+    private static String blankComments(String text) {
+        char[] chars = text.toCharArray();
+        boolean inQuotes = false;
+        boolean lineStart = true;
+        for (int i = 0; i < chars.length; i++) {
+            if (lineStart && !inQuotes) {
+                int first = i;
+                while (first < chars.length && (chars[first] == ' ' || chars[first] == '\t')) {
+                    first++;
+                }
+                if (first < chars.length && chars[first] == '#') {
+                    int end = first;
+                    while (end < chars.length && chars[end] != '\n' && chars[end] != '\r') {
+                        chars[end++] = ' ';
+                    }
+                    i = end - 1; // the loop goes on at the line break
+                    lineStart = false;
+                    continue;
+                }
+            }
+            char c = chars[i];
+            lineStart = !inQuotes && (c == '\n' || c == '\r');
+            if (c == '"') {
+                inQuotes = !inQuotes;
+            }
+        }
+        return new String(chars);
     }
 
     /** Whether the field whose token starts at {@code offset} is in double quotes: spaces dropped, it starts with one. */
