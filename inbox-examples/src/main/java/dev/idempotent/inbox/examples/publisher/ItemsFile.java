@@ -62,7 +62,7 @@ public final class ItemsFile {
         if (text.startsWith("\uFEFF")) {
             text = text.substring(1); // a byte order mark, as spreadsheets write it
         }
-        text = blankComments(text);
+        text = blankLines(text);
         List<Outbox.Item> items = new ArrayList<>();
         // Where the record being read starts, for an error inside it: a quote left open is found
         // only at the end of the file.
@@ -71,12 +71,10 @@ public final class ItemsFile {
             boolean first = true;
             while (parser.nextToken() == JsonToken.START_ARRAY) {
                 List<String> fields = new ArrayList<>();
-                boolean firstQuoted = false;
                 while (parser.nextToken() == JsonToken.VALUE_STRING) {
                     if (fields.isEmpty()) {
                         // The record's first field: the array's own start carries no position.
                         line = parser.currentTokenLocation().getLineNr();
-                        firstQuoted = quoted(text, parser.currentTokenLocation().getCharOffset());
                     }
                     String field = parser.getText();
                     if (field.indexOf('"') >= 0 && !quoted(text, parser.currentTokenLocation().getCharOffset())) {
@@ -89,9 +87,6 @@ public final class ItemsFile {
                 int record = line;
                 // Past the record's end, comments and blank lines: where the next one starts.
                 line = parser.currentLocation().getLineNr();
-                if (fields.size() == 1 && fields.get(0).isEmpty() && !firstQuoted) {
-                    continue; // a line of tabs and spaces, which Jackson skips only when it holds no tab
-                }
                 if (first) {
                     first = false;
                     if (isHeader(fields)) {
@@ -107,12 +102,13 @@ public final class ItemsFile {
     }
 
     /**
-     * The text with its comment lines turned into spaces: lines, outside a quoted field, whose
-     * first character other than a space or a tab is {@code #}. Jackson knows a comment only
-     * when the {@code #} comes first or after spaces, not after a tab; as spaces the lines keep
-     * their numbers and offsets, and Jackson skips them as blank.
+     * The text with its blank and comment lines turned into spaces: lines, outside a quoted
+     * field, of spaces and tabs only, or whose first character other than those is {@code #}.
+     * Jackson skips a line as blank only when it holds no tab, and takes {@code #} for a comment
+     * only first or after spaces; as spaces the lines keep their numbers and offsets, and Jackson
+     * skips them.
      */
-    private static String blankComments(String text) {
+    private static String blankLines(String text) {
         char[] chars = text.toCharArray();
         boolean inQuotes = false;
         boolean lineStart = true;
@@ -122,13 +118,20 @@ public final class ItemsFile {
                 while (first < chars.length && (chars[first] == ' ' || chars[first] == '\t')) {
                     first++;
                 }
-                if (first < chars.length && chars[first] == '#') {
-                    int end = first;
+                boolean blank = first == chars.length || chars[first] == '\n' || chars[first] == '\r';
+                if (blank || chars[first] == '#') {
+                    int end = i;
                     while (end < chars.length && chars[end] != '\n' && chars[end] != '\r') {
                         chars[end++] = ' ';
                     }
-                    i = end - 1; // the loop goes on at the line break
-                    lineStart = false;
+                    if (end == chars.length) {
+                        break;
+                    }
+                    i = end; // the line break: the next line starts after it
+                    lineStart = true;
+                    if (chars[end] == '\r' && end + 1 < chars.length && chars[end + 1] == '\n') {
+                        i = end + 1;
+                    }
                     continue;
                 }
             }
@@ -144,7 +147,7 @@ public final class ItemsFile {
     /** Whether the field whose token starts at {@code offset} is in double quotes: spaces dropped, it starts with one. */
     private static boolean quoted(String text, long offset) {
         int at = (int) Math.max(0, offset);
-        while (at < text.length() && text.charAt(at) <= ' ') {
+        while (at < text.length() && (text.charAt(at) == ' ' || text.charAt(at) == '\t')) {
             at++;
         }
         return at < text.length() && text.charAt(at) == '"';
