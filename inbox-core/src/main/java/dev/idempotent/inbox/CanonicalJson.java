@@ -358,6 +358,13 @@ final class CanonicalJson {
                 at = start;
                 throw fail("a number beyond the range of a double");
             }
+            if (nearest != 0 && Math.abs(nearest) < Double.MIN_NORMAL) {
+                // The canonicaliser's number formatting loops for ever on some subnormal doubles
+                // (1e-315) and overflows on others (1e-314): a fuzz finding. No business amount
+                // is that small, and a subnormal holds fewer digits than a double anyway.
+                at = start;
+                throw fail("a number below the smallest normal double in magnitude; send it as a string");
+            }
             try {
                 if (!value.equals(Decimal.of(NumberToJSON.serializeNumber(nearest)))) {
                     at = start;

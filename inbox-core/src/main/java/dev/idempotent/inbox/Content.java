@@ -76,8 +76,9 @@ public final class Content {
      * content could make a changed message pass for a duplicate: text that is not JSON by
      * RFC 8259, a duplicate key in one object, a string with an unpaired surrogate, objects and
      * arrays nested more than 100 deep, and a number that a double cannot hold as written (more
-     * than 17 significant digits, {@code 9007199254740993}, {@code 1e400}, {@code 1e-400}). Send
-     * such numbers as strings.
+     * than 17 significant digits, {@code 9007199254740993}, {@code 1e400}, {@code 1e-400}), and a
+     * number other than 0 below the smallest normal double in magnitude
+     * ({@code 2.2250738585072014e-308}). Send such numbers as strings.
      *
      * @param json the JSON text
      * @return the content, in canonical form

@@ -4,6 +4,7 @@ import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException.Kind;
 import dev.idempotent.inbox.InboxStorageException;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTransientConnectionException;
@@ -81,6 +82,28 @@ final class PostgresErrors {
                     + " database. PostgreSQL failed " + doing + ": " + describe(failure), failure);
             default -> new InboxStorageException(Kind.OTHER, message, failure);
         };
+    }
+
+    /**
+     * Like {@link #translate(Exception, String)}, for a failure on {@code connection}: when the
+     * connection is closed already, the connection was lost whatever the failure says. A pool
+     * that has evicted a broken connection answers every later call on it with an
+     * {@code SQLException} without a SQLState (HikariCP's "Connection is closed").
+     */
+    static InboxException translate(Exception failure, String doing, Connection connection) {
+        InboxException translated = translate(failure, doing);
+        if (translated instanceof InboxStorageException storage && storage.kind() == Kind.OTHER && isClosed(connection)) {
+            return new InboxStorageException(Kind.UNAVAILABLE, storage.getMessage(), failure);
+        }
+        return translated;
+    }
+
+    private static boolean isClosed(Connection connection) {
+        try {
+            return connection.isClosed();
+        } catch (SQLException e) {
+            return true;
+        }
     }
 
     /**

@@ -341,7 +341,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         try (Statement statement = connection.createStatement()) {
             statement.execute(sql);
         } catch (SQLException e) {
-            throw PostgresErrors.translate(e, doing);
+            throw PostgresErrors.translate(e, doing, connection);
         }
     }
 
@@ -414,7 +414,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         try {
             handle.rollback();
         } catch (JdbiException e) {
-            failure = PostgresErrors.translate(e, "rolling back");
+            failure = PostgresErrors.translate(e, "rolling back", connection);
         }
         end(failure);
         if (failure != null) {

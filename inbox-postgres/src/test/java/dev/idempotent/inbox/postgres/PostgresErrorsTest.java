@@ -9,6 +9,7 @@ import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException.Kind;
 import dev.idempotent.inbox.InboxStorageException;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
@@ -86,5 +87,21 @@ class PostgresErrorsTest {
         assertEquals("200ms", PostgresStore.lockTimeout(Duration.ofMillis(200)));
         assertEquals("2ms", PostgresStore.lockTimeout(Duration.ofNanos(1_500_000)), "rounded up");
         assertEquals("3600000ms", PostgresStore.lockTimeout(Duration.ofHours(1)));
+    }
+
+    @Test
+    void failureWithoutStateOnAClosedConnectionIsUnavailable() throws SQLException {
+        // What HikariCP throws for every call on a connection it has evicted as broken.
+        SQLException closedProxy = new SQLException("Connection is closed");
+        try (Connection open = PostgresFixture.dataSource(PostgresFixture.PORT, null).getConnection()) {
+            InboxStorageException other = assertInstanceOf(InboxStorageException.class,
+                    PostgresErrors.translate(closedProxy, "rolling back", open));
+            assertEquals(Kind.OTHER, other.kind(), "an open connection: the failure alone decides");
+
+            open.close();
+            InboxStorageException lost = assertInstanceOf(InboxStorageException.class,
+                    PostgresErrors.translate(closedProxy, "rolling back", open));
+            assertEquals(Kind.UNAVAILABLE, lost.kind());
+        }
     }
 }

@@ -135,6 +135,12 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
     }
 
     private SqliteWriter writer() {
+        if (writer != null && writer.inDoubt()) {
+            // One of its statements failed, and sqlite-jdbc closes such a statement (seen after the
+            // file was made read-only while open): without a fresh writer every later transaction
+            // would fail with "statement is not executing".
+            discardWriter();
+        }
         if (writer == null) {
             Handle handle = openConfigured();
             try {
@@ -288,6 +294,10 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         private final Handle handle;
         private EffectGuard effectGuard;
         private boolean ended;
+        // A failure of the claim that SQLite may answer by rolling back the whole transaction
+        // (a full database or disk, an I/O error), so that a savepoint rollback that then finds
+        // no savepoint reports it instead of "no such savepoint".
+        private SQLException abortedBy;
 
         SqliteTransaction(SqliteWriter writer) {
             this.writer = writer;
@@ -339,6 +349,11 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
                         InboxStorageException.Kind.OTHER,
                         "the claim of id '" + id + "' found a conflicting row that then could not be read", null)));
             } catch (SQLException e) {
+                writer.failed();
+                int code = SqliteErrors.resultCode(e);
+                if (code == SqliteErrors.SQLITE_FULL || code == SqliteErrors.SQLITE_IOERR) {
+                    abortedBy = e;
+                }
                 throw SqliteErrors.translate(e, "claiming the id");
             }
         }
@@ -364,8 +379,18 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         public void rollbackToSavepoint() {
             effectDone(false);
             // ROLLBACK TO keeps the savepoint open; RELEASE ends it with nothing left in it.
-            writer.run(writer.rollbackTo, "rolling back to a savepoint");
-            writer.run(writer.release, "releasing a savepoint");
+            try {
+                writer.run(writer.rollbackTo, "rolling back to a savepoint");
+                writer.run(writer.release, "releasing a savepoint");
+            } catch (InboxException e) {
+                if (abortedBy == null) {
+                    throw e;
+                }
+                InboxException cause = SqliteErrors.translate(abortedBy,
+                        "claiming the id, and SQLite rolled back the whole transaction with it");
+                cause.addSuppressed(e);
+                throw cause;
+            }
         }
 
         @Override
@@ -419,6 +444,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
             try {
                 writer.commit.execute();
             } catch (SQLException e) {
+                writer.failed();
                 if (SqliteFiles.noTransactionActive(e)) {
                     throw effectEndedTransaction(e);
                 }

@@ -36,6 +36,8 @@ final class SqliteWriter {
     // Null when the connection is not sqlite-jdbc's own and cannot be unwrapped to it.
     private final SQLiteConnectionConfig driverConfig;
     private final boolean effectsGetKeys;
+    // Set when one of the statements below failed: sqlite-jdbc may have closed it.
+    private boolean inDoubt;
 
     SqliteWriter(Handle handle) {
         this.handle = handle;
@@ -99,8 +101,19 @@ final class SqliteWriter {
         try {
             statement.execute();
         } catch (SQLException e) {
+            failed();
             throw SqliteErrors.translate(e, doing);
         }
+    }
+
+    /** Marks the writer in doubt: one of its own statements failed. */
+    void failed() {
+        inDoubt = true;
+    }
+
+    /** Whether one of its own statements failed, so that the writer must be replaced. */
+    boolean inDoubt() {
+        return inDoubt;
     }
 
     /** Executes the bound claim; true if it inserted the row. */

@@ -5,6 +5,8 @@ import dev.idempotent.inbox.examples.http.ProtocolV1;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
@@ -140,13 +142,27 @@ public final class AckVerifier {
         return printable(text.toString());
     }
 
+    /**
+     * The body as JSON, or {@code null}. Decoded here, strictly as UTF-8 without a byte order
+     * mark: Jackson, given the bytes, would skip a byte order mark and read UTF-16 or UTF-32, and
+     * protocol v1 bodies are UTF-8 only, in both directions, so that a body has one reading.
+     */
     private static JsonNode json(byte[] body) {
         if (body.length == 0) {
             return null;
         }
         try {
-            return ProtocolV1.JSON.readTree(body);
+            String text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body))
+                    .toString();
+            if (text.startsWith("\uFEFF")) {
+                return null;
+            }
+            return ProtocolV1.JSON.readTree(text);
         } catch (IOException e) {
+            // CharacterCodingException included: not UTF-8
             return null;
         }
     }

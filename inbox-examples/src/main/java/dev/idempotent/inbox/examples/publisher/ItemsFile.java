@@ -59,6 +59,10 @@ public final class ItemsFile {
      */
     public static List<Outbox.Item> read(Path file) throws IOException {
         String text = decode(file, Files.readAllBytes(file));
+        if (text.startsWith("\uFEFF")) {
+            text = text.substring(1); // a byte order mark, as spreadsheets write it
+        }
+        text = blankLines(text);
         List<Outbox.Item> items = new ArrayList<>();
         // Where the record being read starts, for an error inside it: a quote left open is found
         // only at the end of the file.
@@ -72,16 +76,19 @@ public final class ItemsFile {
                         // The record's first field: the array's own start carries no position.
                         line = parser.currentTokenLocation().getLineNr();
                     }
-                    fields.add(parser.getText());
+                    String field = parser.getText();
+                    if (field.indexOf('"') >= 0 && !quoted(text, parser.currentTokenLocation().getCharOffset())) {
+                        // Jackson keeps such a quote; RFC 4180 has none outside a quoted field.
+                        throw new Malformed(file, parser.currentTokenLocation().getLineNr(),
+                                "a double quote in a field that is not quoted; quote the field and write the quote twice");
+                    }
+                    fields.add(field);
                 }
                 int record = line;
                 // Past the record's end, comments and blank lines: where the next one starts.
                 line = parser.currentLocation().getLineNr();
                 if (first) {
                     first = false;
-                    if (!fields.isEmpty() && fields.get(0).startsWith("\uFEFF")) {
-                        fields.set(0, fields.get(0).substring(1)); // a byte order mark, as spreadsheets write it
-                    }
                     if (isHeader(fields)) {
                         continue;
                     }
@@ -92,6 +99,58 @@ public final class ItemsFile {
             throw new Malformed(file, line, "not valid CSV: " + e.getOriginalMessage());
         }
         return items;
+    }
+
+    /**
+     * The text with its blank and comment lines turned into spaces: lines, outside a quoted
+     * field, of spaces and tabs only, or whose first character other than those is {@code #}.
+     * Jackson skips a line as blank only when it holds no tab, and takes {@code #} for a comment
+     * only first or after spaces; as spaces the lines keep their numbers and offsets, and Jackson
+     * skips them.
+     */
+    private static String blankLines(String text) {
+        char[] chars = text.toCharArray();
+        boolean inQuotes = false;
+        boolean lineStart = true;
+        for (int i = 0; i < chars.length; i++) {
+            if (lineStart && !inQuotes) {
+                int first = i;
+                while (first < chars.length && (chars[first] == ' ' || chars[first] == '\t')) {
+                    first++;
+                }
+                boolean blank = first == chars.length || chars[first] == '\n' || chars[first] == '\r';
+                if (blank || chars[first] == '#') {
+                    int end = i;
+                    while (end < chars.length && chars[end] != '\n' && chars[end] != '\r') {
+                        chars[end++] = ' ';
+                    }
+                    if (end == chars.length) {
+                        break;
+                    }
+                    i = end; // the line break: the next line starts after it
+                    lineStart = true;
+                    if (chars[end] == '\r' && end + 1 < chars.length && chars[end + 1] == '\n') {
+                        i = end + 1;
+                    }
+                    continue;
+                }
+            }
+            char c = chars[i];
+            lineStart = !inQuotes && (c == '\n' || c == '\r');
+            if (c == '"') {
+                inQuotes = !inQuotes;
+            }
+        }
+        return new String(chars);
+    }
+
+    /** Whether the field whose token starts at {@code offset} is in double quotes: spaces dropped, it starts with one. */
+    private static boolean quoted(String text, long offset) {
+        int at = (int) Math.max(0, offset);
+        while (at < text.length() && (text.charAt(at) == ' ' || text.charAt(at) == '\t')) {
+            at++;
+        }
+        return at < text.length() && text.charAt(at) == '"';
     }
 
     private static boolean isHeader(List<String> fields) {
@@ -109,11 +168,14 @@ public final class ItemsFile {
         if (idProblem.isPresent()) {
             throw new Malformed(file, line, idProblem.get());
         }
-        int qty;
-        try {
-            qty = Integer.parseInt(fields.get(1));
-        } catch (NumberFormatException e) {
-            qty = 0;
+        int qty = 0;
+        // Decimal digits only: Integer.parseInt would also take a sign and digits of other scripts.
+        if (!fields.get(1).isEmpty() && fields.get(1).chars().allMatch(c -> c >= '0' && c <= '9')) {
+            try {
+                qty = Integer.parseInt(fields.get(1));
+            } catch (NumberFormatException e) {
+                qty = 0; // beyond an int
+            }
         }
         if (qty < 1) {
             throw new Malformed(file, line, QTY_RULE + ", was '" + fields.get(1) + "'");
@@ -150,7 +212,19 @@ public final class ItemsFile {
             }
             throw new Malformed(file, line, "not UTF-8 text");
         }
-        return out.flip().toString();
+        String text = out.flip().toString();
+        // A control character is no part of an id, a qty or an origin, and Jackson would drop one
+        // next to a field as if it were a space: refused, so that no id is read other than written.
+        int line = 1;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '\n' || (c == '\r' && (i + 1 == text.length() || text.charAt(i + 1) != '\n'))) {
+                line++;
+            } else if (Character.isISOControl(c) && c != '\t' && c != '\r') {
+                throw new Malformed(file, line, "a control character (U+" + String.format("%04X", (int) c) + ")");
+            }
+        }
+        return text;
     }
 
     /** A line of the items file that is not an item: its number and the reason. */
