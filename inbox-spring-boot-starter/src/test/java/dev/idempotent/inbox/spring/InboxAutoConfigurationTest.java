@@ -11,6 +11,7 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import dev.idempotent.inbox.mariadb.MariaDbInbox;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import dev.idempotent.inbox.spring.actuate.InboxActuatorAutoConfiguration;
@@ -71,6 +72,29 @@ class InboxAutoConfigurationTest {
                 assertEquals(CommitMode.GROUP, inbox.settings().commitMode());
                 assertInstanceOf(Outcome.Applied.class, inbox.apply("p-1", Content.of(1), tx -> { }));
             });
+        }
+    }
+
+    @Test
+    void mariaDbDataSourceGetsAMariaDbInbox() throws Exception {
+        String database = "inbox_boot_" + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        mariaDb("CREATE DATABASE " + database);
+        try {
+            runner.withPropertyValues("spring.datasource.url=jdbc:mariadb://127.0.0.1:3306/" + database + "?useAffectedRows=true",
+                    "spring.datasource.username=root", "inbox.schema=create").run(context -> {
+                assertThat(context).hasNotFailed().hasSingleBean(MariaDbInbox.class).hasSingleBean(SpringInbox.class);
+                assertInstanceOf(Outcome.Applied.class,
+                        context.getBean(SpringInbox.class).apply("m-1", Content.of(1), tx -> { }));
+            });
+        } finally {
+            mariaDb("DROP DATABASE IF EXISTS " + database);
+        }
+    }
+
+    private static void mariaDb(String sql) throws java.sql.SQLException {
+        try (java.sql.Connection connection = java.sql.DriverManager.getConnection("jdbc:mariadb://127.0.0.1:3306/test", "root", "");
+                java.sql.Statement statement = connection.createStatement()) {
+            statement.execute(sql);
         }
     }
 
