@@ -65,7 +65,7 @@ class InboxAutoConfigurationTest {
     @Test
     void postgresDataSourceGetsAPostgresInbox() {
         try (PostgresSchema schema = new PostgresSchema()) {
-            runner.withPropertyValues("spring.datasource.url=" + schema.url(), "spring.datasource.username=postgres",
+            runner.withPropertyValues("spring.datasource.url=" + schema.url(), "spring.datasource.username=" + PostgresSchema.USER,
                     "inbox.schema=create", "inbox.commit-mode=group").run(context -> {
                 assertThat(context).hasNotFailed().hasSingleBean(PostgresInbox.class).hasSingleBean(SpringInbox.class);
                 PostgresInbox inbox = context.getBean(PostgresInbox.class);
@@ -80,8 +80,8 @@ class InboxAutoConfigurationTest {
         String database = "inbox_boot_" + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         mariaDb("CREATE DATABASE " + database);
         try {
-            runner.withPropertyValues("spring.datasource.url=jdbc:mariadb://127.0.0.1:3306/" + database + "?useAffectedRows=true",
-                    "spring.datasource.username=root", "inbox.schema=create").run(context -> {
+            runner.withPropertyValues("spring.datasource.url=" + MARIADB_SERVER + database + "?useAffectedRows=true",
+                    "spring.datasource.username=" + MARIADB_USER, "inbox.schema=create").run(context -> {
                 assertThat(context).hasNotFailed().hasSingleBean(MariaDbInbox.class).hasSingleBean(SpringInbox.class);
                 assertInstanceOf(Outcome.Applied.class,
                         context.getBean(SpringInbox.class).apply("m-1", Content.of(1), tx -> { }));
@@ -91,8 +91,14 @@ class InboxAutoConfigurationTest {
         }
     }
 
+    /** The MariaDB test server: 127.0.0.1:3306, user {@code root}, or what the environment says. */
+    private static final String MARIADB_SERVER = "jdbc:mariadb://" + PostgresSchema.environment("INBOX_MARIADB_HOST", "127.0.0.1")
+            + ":" + PostgresSchema.environment("INBOX_MARIADB_PORT", "3306") + "/";
+    private static final String MARIADB_USER = PostgresSchema.environment("INBOX_MARIADB_USER", "root");
+
     private static void mariaDb(String sql) throws java.sql.SQLException {
-        try (java.sql.Connection connection = java.sql.DriverManager.getConnection("jdbc:mariadb://127.0.0.1:3306/test", "root", "");
+        try (java.sql.Connection connection = java.sql.DriverManager.getConnection(
+                MARIADB_SERVER + "test", MARIADB_USER, "");
                 java.sql.Statement statement = connection.createStatement()) {
             statement.execute(sql);
         }

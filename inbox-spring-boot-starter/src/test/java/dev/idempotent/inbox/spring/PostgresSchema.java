@@ -6,11 +6,22 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.UUID;
 
-/** A schema of its own on the test server (db {@code test}), random name, dropped on close. */
+/**
+ * A schema of its own on the test server, random name, dropped on close. The server is
+ * 127.0.0.1:5432, database {@code test}, user {@code postgres} (trust), or what
+ * {@code INBOX_PG_HOST}, {@code INBOX_PG_PORT}, {@code INBOX_PG_DATABASE} and {@code INBOX_PG_USER}
+ * say, as for the other modules' tests.
+ */
 final class PostgresSchema implements AutoCloseable {
 
-    static final String SERVER = "jdbc:postgresql://127.0.0.1:5432/test";
-    static final String USER = "postgres";
+    static final String SERVER = "jdbc:postgresql://" + environment("INBOX_PG_HOST", "127.0.0.1") + ":"
+            + environment("INBOX_PG_PORT", "5432") + "/" + environment("INBOX_PG_DATABASE", "test");
+    static final String USER = environment("INBOX_PG_USER", "postgres");
+
+    static String environment(String name, String otherwise) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? otherwise : value;
+    }
 
     final String name = "inbox_boot_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 
