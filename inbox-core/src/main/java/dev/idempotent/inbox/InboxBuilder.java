@@ -17,7 +17,8 @@ import java.util.regex.Pattern;
  *
  * <p>Defaults: name {@code default}, 5 s busy timeout, 1 MiB content, fingerprints only, 30 days
  * retention, 10 minutes clock skew margin, no known sender resend age, the adapter's commit mode,
- * groups of up to 100 messages committed without waiting, the caller's MDC carried to its effect.
+ * groups of up to 100 messages committed without waiting, the caller's MDC carried to its effect,
+ * tables created if absent.
  *
  * @param <I> the inbox type the adapter builds
  */
@@ -240,6 +241,18 @@ public final class InboxBuilder<I extends Inbox<?>> {
     }
 
     /**
+     * What the inbox does about its tables when it is built (default {@link SchemaMode#CREATE}):
+     * create them if absent, only check them, or neither.
+     *
+     * @param schemaMode the mode; not {@code null}
+     * @return a new builder with that mode
+     */
+    public InboxBuilder<I> schema(SchemaMode schemaMode) {
+        Objects.requireNonNull(schemaMode, "schemaMode");
+        return with(v -> v.schemaMode = schemaMode);
+    }
+
+    /**
      * The settings so far, checked as a whole.
      *
      * @return the validated settings
@@ -266,11 +279,14 @@ public final class InboxBuilder<I extends Inbox<?>> {
     }
 
     /**
-     * Opens the inbox, creating its schema if the database has none yet.
+     * Opens the inbox, creating its schema if the database has none yet (or only checking it, as
+     * {@link #schema(SchemaMode)} says).
      *
      * @return the open inbox; close it when done
      * @throws IllegalArgumentException if the retention does not cover the senders' resend age
-     * @throws InboxStorageException if the database cannot be opened or holds a newer schema
+     * @throws InboxStorageException if the database cannot be opened or holds a newer schema, or,
+     *     under {@link SchemaMode#VALIDATE}, lacks the inbox's tables or schema version
+     *     ({@link InboxStorageException.Kind#SCHEMA_MISSING})
      */
     public I build() {
         return factory.apply(settings());
@@ -293,6 +309,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
         Integer maxGroupSize;
         Duration maxGroupWait;
         CallContext callContext = CallContext.mdc();
+        SchemaMode schemaMode = SchemaMode.CREATE;
 
         Values(CommitMode defaultCommitMode) {
             this.defaultCommitMode = defaultCommitMode;
@@ -317,6 +334,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
             copy.maxGroupSize = maxGroupSize;
             copy.maxGroupWait = maxGroupWait;
             copy.callContext = callContext;
+            copy.schemaMode = schemaMode;
             return copy;
         }
     }

@@ -47,6 +47,7 @@ public final class InboxSettings {
     private final int maxGroupSize;
     private final Duration maxGroupWait;
     private final CallContext callContext;
+    private final SchemaMode schemaMode;
 
     InboxSettings(InboxBuilder.Values values) {
         this.name = values.name;
@@ -62,6 +63,7 @@ public final class InboxSettings {
         this.maxGroupSize = values.maxGroupSize == null ? DEFAULT_MAX_GROUP_SIZE : values.maxGroupSize;
         this.maxGroupWait = values.maxGroupWait == null ? Duration.ZERO : values.maxGroupWait;
         this.callContext = values.callContext;
+        this.schemaMode = values.schemaMode;
     }
 
     /** {@return the inbox's name}: one per consumer; the same id under two names is two businesses */
@@ -129,11 +131,16 @@ public final class InboxSettings {
         return callContext;
     }
 
+    /** {@return what the inbox does about its tables when it is built} */
+    public SchemaMode schemaMode() {
+        return schemaMode;
+    }
+
     @Override
     public String toString() {
         return "InboxSettings[name=" + name + ", busyTimeout=" + busyTimeout + ", maxContentBytes=" + maxContentBytes
                 + ", contentStorage=" + contentStorage + ", retention=" + retention + ", clockSkewMargin="
                 + clockSkewMargin + ", senderMaxResendAge=" + senderMaxResendAge + ", commitMode=" + commitMode
-                + ", maxGroupSize=" + maxGroupSize + ", maxGroupWait=" + maxGroupWait + "]";
+                + ", maxGroupSize=" + maxGroupSize + ", maxGroupWait=" + maxGroupWait + ", schemaMode=" + schemaMode + "]";
     }
 }

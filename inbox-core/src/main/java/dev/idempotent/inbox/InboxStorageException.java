@@ -19,8 +19,10 @@ public final class InboxStorageException extends InboxException {
         /** The inbox schema was written by a newer version of this library. */
         NEWER_SCHEMA,
         /**
-         * The inbox's tables are not where the connection looks: a joined transaction on a
-         * database (or schema) the inbox was never set up in.
+         * The inbox's tables, or the record of their schema version, are not where the connection
+         * looks: the inbox was told not to create them ({@link SchemaMode#VALIDATE}), so run the
+         * migration; or a joined transaction is on a database (or schema) the inbox was never set
+         * up in.
          */
         SCHEMA_MISSING,
         /** The database cannot be reached or opened. */

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntConsumer;
 
 /**
  * A fair single writer with group commit, for stores that admit one writer at a time (SQLite).
@@ -48,10 +49,14 @@ final class GroupCommit<H> implements TransactionRunner<H> {
     private final long maxGroupWaitNanos;
     private final ConcurrentLinkedQueue<Request<H, ?>> queue = new ConcurrentLinkedQueue<>();
     private final ReentrantLock writer = new ReentrantLock();
+    private final IntConsumer committed;
     private volatile boolean closed; // set under writer
 
-    GroupCommit(InboxStore<H> store, Duration busyTimeout, int maxGroupSize, Duration maxGroupWait) {
+    /** Tells {@code committed} the size of each group after its commit; it must not throw. */
+    GroupCommit(InboxStore<H> store, Duration busyTimeout, int maxGroupSize, Duration maxGroupWait,
+            IntConsumer committed) {
         this.store = store;
+        this.committed = committed;
         this.busyTimeoutNanos = busyTimeout.toNanos();
         this.maxGroupSize = maxGroupSize;
         this.maxGroupWaitNanos = maxGroupWait.toNanos();
@@ -184,6 +189,7 @@ final class GroupCommit<H> implements TransactionRunner<H> {
         }
         // A lone request needs no savepoint: if it fails, the whole transaction is its own.
         boolean isolate = group.size() > 1;
+        boolean groupCommitted = false;
         try {
             for (Request<H, ?> request : group) {
                 interrupted |= Thread.interrupted();
@@ -212,6 +218,7 @@ final class GroupCommit<H> implements TransactionRunner<H> {
             }
             interrupted |= Thread.interrupted();
             tx.commit();
+            groupCommitted = true;
         } catch (Throwable failure) {
             interrupted |= Thread.interrupted();
             SerialTransactions.rollbackAfter(tx, failure);
@@ -219,6 +226,9 @@ final class GroupCommit<H> implements TransactionRunner<H> {
             for (Request<H, ?> request : group) {
                 request.failUnlessFailed(failure);
             }
+        }
+        if (groupCommitted) {
+            committed.accept(group.size());
         }
         finish(group);
         return interrupted | Thread.interrupted();

@@ -33,6 +33,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,7 +65,7 @@ public final class InboxEngine<H> implements Inbox<H> {
     private InboxEngine(InboxSettings settings, InboxStore<H> store) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.store = Objects.requireNonNull(store, "store");
-        this.transactions = runnerFor(settings, store);
+        this.transactions = runnerFor(settings, store, this::notifyGroupCommitted);
         this.purger = new InboxPurger(this, transactions, store, counters);
     }
 
@@ -80,9 +81,11 @@ public final class InboxEngine<H> implements Inbox<H> {
         return new InboxEngine<>(settings, store);
     }
 
-    private static <H> TransactionRunner<H> runnerFor(InboxSettings settings, InboxStore<H> store) {
+    private static <H> TransactionRunner<H> runnerFor(InboxSettings settings, InboxStore<H> store,
+            IntConsumer groupCommitted) {
         if (settings.commitMode() == CommitMode.GROUP) {
-            return new GroupCommit<>(store, settings.busyTimeout(), settings.maxGroupSize(), settings.maxGroupWait());
+            return new GroupCommit<>(store, settings.busyTimeout(), settings.maxGroupSize(), settings.maxGroupWait(),
+                    groupCommitted);
         }
         return store.writers() == InboxStore.Writers.ONE
                 ? new OneWriterTransactions<>(store, settings.busyTimeout())
@@ -110,18 +113,27 @@ public final class InboxEngine<H> implements Inbox<H> {
         validate(id, content, originTime, started);
         CallContext.Captured context = settings.callContext().capture();
         Thread caller = Thread.currentThread();
+        // Written where the work runs (under group commit, another thread); the runner's hand-back
+        // of the result publishes it to this thread.
+        long[] workStarted = {0};
         Outcome<R> outcome;
         try {
-            outcome = transactions.run(tx -> applyWithin(tx, id, content, originTime, effect, context, caller));
+            outcome = transactions.run(tx -> {
+                workStarted[0] = System.nanoTime();
+                return applyWithin(tx, id, content, originTime, effect, context, caller);
+            });
         } catch (Exception failure) {
+            notifyTimed(id, started, workStarted[0]);
             countFailure(id, failure);
             notifyFailure(id, failure, started);
             throw Exceptions.<X>asThrownBy(failure);
         } catch (Error failure) {
+            notifyTimed(id, started, workStarted[0]);
             countFailure(id, failure);
             notifyFailure(id, failure, started);
             throw failure;
         }
+        notifyTimed(id, started, workStarted[0]);
         committed(outcome, started);
         return outcome;
     }
@@ -517,6 +529,27 @@ public final class InboxEngine<H> implements Inbox<H> {
             settings.listener().onPhase(settings.name(), id, phase);
         } catch (RuntimeException e) {
             log.warn("inbox={} id={} listener failed in phase {}", settings.name(), id, phase, e);
+        }
+    }
+
+    private void notifyTimed(String id, long started, long workStarted) {
+        if (workStarted == 0) {
+            return; // the work never began: nothing was queued for a transaction, or nothing ran in one
+        }
+        long ended = System.nanoTime();
+        try {
+            settings.listener().onTimed(settings.name(), id, Duration.ofNanos(workStarted - started),
+                    Duration.ofNanos(ended - workStarted));
+        } catch (RuntimeException e) {
+            log.warn("inbox={} id={} listener failed on timings", settings.name(), id, e);
+        }
+    }
+
+    private void notifyGroupCommitted(int size) {
+        try {
+            settings.listener().onGroupCommitted(settings.name(), size);
+        } catch (RuntimeException e) {
+            log.warn("inbox={} listener failed on a group commit", settings.name(), e);
         }
     }
 

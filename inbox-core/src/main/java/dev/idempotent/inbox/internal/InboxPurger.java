@@ -59,7 +59,13 @@ final class InboxPurger implements InboxRetention {
         } while (batch.deleted() == InboxRetention.BATCH_SIZE);
         Instant horizon = store.horizon(settings.name()).orElse(cutoff);
         log.info("inbox={} purged rows={} batches={} horizon={}", settings.name(), purged, batches, horizon);
-        return new PurgeReport(purged, batches, horizon);
+        PurgeReport report = new PurgeReport(purged, batches, horizon);
+        try {
+            settings.listener().onPurged(settings.name(), report);
+        } catch (RuntimeException e) {
+            log.warn("inbox={} listener failed on a purge", settings.name(), e);
+        }
+        return report;
     }
 
     private PurgeBatch purgeBatch(String inbox, Instant cutoff, PurgePosition after) {

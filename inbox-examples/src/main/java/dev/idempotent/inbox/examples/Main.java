@@ -12,7 +12,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "The idempotent inbox, shown on the seed's snack warehouse.",
-        subcommands = {DemoCommand.class, ServeCommand.class, ConsumeCommand.class, PublishCommand.class, CrashLabCommand.class},
+        subcommands = {DemoCommand.class, ServeCommand.class, ConsumeCommand.class, PublishCommand.class,
+                CrashLabCommand.class, SchemaCommand.class},
         exitCodeListHeading = ExitCodes.HEADING,
         exitCodeList = {" 0:done", ExitCodes.USAGE_LINE})
 public final class Main {

@@ -59,10 +59,15 @@ import org.jdbi.v3.core.Jdbi;
  * {@code inbox_schema}, {@code inbox_message} and {@code inbox_horizon} there (InnoDB,
  * {@code ROW_FORMAT=DYNAMIC}, ids in {@code utf8mb4_nopad_bin} so that they compare byte for byte,
  * trailing spaces included; times in epoch milliseconds), under a named lock so that concurrent
- * first uses do not race, from the script {@code dev/idempotent/inbox/mariadb/schema-v1.sql} in this
- * jar; teams that manage their own migrations can run that script themselves, and an inbox that
- * finds its schema in place runs no DDL. A database whose schema a newer version of the library
- * wrote is refused with {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}.
+ * first uses do not race, from the script {@code dev/idempotent/inbox/mariadb/flyway/V0_1__inbox_schema.sql}
+ * in this jar. The same file is a Flyway migration (location
+ * {@code classpath:dev/idempotent/inbox/mariadb/flyway}) and the body of the Liquibase changelog
+ * {@code dev/idempotent/inbox/mariadb/liquibase/inbox-changelog.xml}, for teams that manage their
+ * own migrations; an inbox that finds its schema in place runs no DDL, and one built with
+ * {@link dev.idempotent.inbox.SchemaMode#VALIDATE} never does: it fails with
+ * {@link dev.idempotent.inbox.InboxStorageException.Kind#SCHEMA_MISSING} if the tables or the
+ * version row are missing. A database whose schema a newer version of the library wrote is refused
+ * with {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}.
  *
  * <h2>Failures</h2>
  *
@@ -94,7 +99,8 @@ import org.jdbi.v3.core.Jdbi;
 public final class MariaDbInbox extends JdbiInbox {
 
     private MariaDbInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings.busyTimeout())), jdbi, settings);
+        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings.busyTimeout(), settings.schemaMode())), jdbi,
+                settings);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.idempotent.inbox.mariadb;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
@@ -27,7 +28,11 @@ import org.slf4j.LoggerFactory;
 final class MariaDbStore extends JdbcInboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
-    static final String SCHEMA_RESOURCE = "schema-v1.sql";
+    static final String SCHEMA_RESOURCE = InboxRows.SCHEMA_SCRIPT;
+
+    /** Where the schema is for migration tools, for messages. */
+    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/mariadb/flyway, or the"
+            + " Liquibase changelog dev/idempotent/inbox/mariadb/liquibase/inbox-changelog.xml";
 
     static final Logger log = LoggerFactory.getLogger(MariaDbStore.class);
 
@@ -52,14 +57,18 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
     private final Duration busyTimeout;
     private final String lockWaitTimeout;
 
-    MariaDbStore(Jdbi jdbi, Duration busyTimeout) {
+    MariaDbStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
         super(TIME);
         // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
         this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
         this.lockWaitTimeout = Long.toString(lockWaitSeconds(busyTimeout));
         try (Handle handle = open("opening the database")) {
-            createSchema(handle);
+            switch (schemaMode) {
+                case CREATE -> createSchema(handle);
+                case VALIDATE -> validateSchema(handle);
+                case NONE -> { }
+            }
             checkAffectedRows(handle);
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "closing the schema connection");
@@ -185,13 +194,29 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
         }
     }
 
+    private static void validateSchema(Handle handle) {
+        try {
+            String database = handle.createQuery("SELECT coalesce(DATABASE(), '(none)')").mapTo(String.class).one();
+            InboxRows.validateSchema(readVersion(handle), SCHEMA_VERSION, table -> tableExists(handle, table),
+                    "database " + database, MIGRATION);
+        } catch (JdbiException e) {
+            throw MariaDbErrors.translate(e, "checking the inbox schema");
+        }
+    }
+
+    /** Whether {@code table} exists in the connection's database, where the inbox works. */
+    private static boolean tableExists(Handle handle, String table) {
+        return handle.createQuery("SELECT COUNT(*) FROM information_schema.TABLES"
+                        + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = :table")
+                .bind("table", table)
+                .mapTo(Integer.class)
+                .one() > 0;
+    }
+
     /** The recorded schema version, or {@code null} when the database has no inbox tables yet. */
     private static Integer readVersion(Handle handle) {
         // Two statements: a query naming a missing table fails even where it would not read it.
-        boolean exists = handle.createQuery("SELECT COUNT(*) FROM information_schema.TABLES"
-                        + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'inbox_schema'")
-                .mapTo(Integer.class)
-                .one() > 0;
+        boolean exists = tableExists(handle, "inbox_schema");
         if (!exists) {
             return null;
         }

@@ -52,11 +52,16 @@ import org.jdbi.v3.core.Jdbi;
  * <h2>Schema</h2>
  *
  * <p>The inbox works in the first schema of the connection's {@code search_path}. On first use it
- * creates tables {@code inbox_schema} and {@code inbox_message} there, in one transaction, from the
- * script {@code dev/idempotent/inbox/postgres/schema-v1.sql} in this jar; teams that manage their
- * own migrations can run that script themselves, and an inbox that finds its schema in place runs no
- * DDL. A database whose schema a newer version of the library wrote is refused with
- * {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}.
+ * creates tables {@code inbox_schema}, {@code inbox_message} and {@code inbox_horizon} there, in one
+ * transaction, from the script {@code dev/idempotent/inbox/postgres/flyway/V0_1__inbox_schema.sql}
+ * in this jar. The same file is a Flyway migration (location
+ * {@code classpath:dev/idempotent/inbox/postgres/flyway}) and the body of the Liquibase changelog
+ * {@code dev/idempotent/inbox/postgres/liquibase/inbox-changelog.xml}, for teams that manage their
+ * own migrations; an inbox that finds its schema in place runs no DDL, and one built with
+ * {@link dev.idempotent.inbox.SchemaMode#VALIDATE} never does: it fails with
+ * {@link dev.idempotent.inbox.InboxStorageException.Kind#SCHEMA_MISSING} if the tables or the
+ * version row are missing. A database whose schema a newer version of the library wrote is refused
+ * with {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}.
  *
  * <h2>Failures</h2>
  *
@@ -83,7 +88,8 @@ import org.jdbi.v3.core.Jdbi;
 public final class PostgresInbox extends JdbiInbox {
 
     private PostgresInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new PostgresStore(jdbi, settings.busyTimeout())), jdbi, settings);
+        super(InboxEngine.open(settings, new PostgresStore(jdbi, settings.busyTimeout(), settings.schemaMode())), jdbi,
+                settings);
     }
 
     /**

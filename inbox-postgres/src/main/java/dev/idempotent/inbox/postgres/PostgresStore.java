@@ -2,6 +2,7 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
@@ -29,7 +30,11 @@ import org.slf4j.LoggerFactory;
 final class PostgresStore extends JdbcInboxStore<Handle> {
 
     static final int SCHEMA_VERSION = 1;
-    static final String SCHEMA_RESOURCE = "schema-v1.sql";
+    static final String SCHEMA_RESOURCE = InboxRows.SCHEMA_SCRIPT;
+
+    /** Where the schema is for migration tools, for messages. */
+    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/postgres/flyway, or the"
+            + " Liquibase changelog dev/idempotent/inbox/postgres/liquibase/inbox-changelog.xml";
 
     static final Logger log = LoggerFactory.getLogger(PostgresStore.class);
 
@@ -44,14 +49,21 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
     private final Duration busyTimeout;
     private final String transactionSettings;
 
-    PostgresStore(Jdbi jdbi, Duration busyTimeout) {
+    PostgresStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
         super(TIME);
         // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
         this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
         this.transactionSettings = transactionSettings(busyTimeout);
+        if (schemaMode == SchemaMode.NONE) {
+            return;
+        }
         try (Handle handle = open("opening the database")) {
-            createSchema(handle);
+            if (schemaMode == SchemaMode.VALIDATE) {
+                validateSchema(handle);
+            } else {
+                createSchema(handle);
+            }
         } catch (JdbiException e) {
             throw PostgresErrors.translate(e, "closing the schema connection");
         }
@@ -199,6 +211,25 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
             }
             throw failure;
         }
+    }
+
+    private static void validateSchema(Handle handle) {
+        try {
+            String schema = handle.createQuery("SELECT coalesce(current_schema(), '(none)')").mapTo(String.class).one();
+            InboxRows.validateSchema(readVersion(handle), SCHEMA_VERSION, table -> tableExists(handle, table),
+                    "schema " + schema, MIGRATION);
+        } catch (JdbiException e) {
+            throw PostgresErrors.translate(e, "checking the inbox schema");
+        }
+    }
+
+    /** Whether {@code table} exists in the first schema of the search path, where the inbox works. */
+    private static boolean tableExists(Handle handle, String table) {
+        return handle.createQuery("SELECT count(*) FROM pg_catalog.pg_tables"
+                        + " WHERE schemaname = current_schema() AND tablename = :table")
+                .bind("table", table)
+                .mapTo(Integer.class)
+                .one() > 0;
     }
 
     /** The recorded schema version, or {@code null} when the schema has no inbox tables yet. */

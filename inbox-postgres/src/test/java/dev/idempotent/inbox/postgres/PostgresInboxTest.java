@@ -357,7 +357,7 @@ class PostgresInboxTest {
     void shippedScriptNeedsNoDdlAfterwardsAndOnlyTheDocumentedPrivileges() throws IOException {
         String script;
         try (InputStream in = PostgresInbox.class.getClassLoader()
-                .getResourceAsStream("dev/idempotent/inbox/postgres/schema-v1.sql")) {
+                .getResourceAsStream("dev/idempotent/inbox/postgres/flyway/V0_1__inbox_schema.sql")) {
             assertNotNull(in, "the script is where the javadoc says");
             script = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         }

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.postgres;
 
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import dev.idempotent.inbox.testkit.StoreContract;
@@ -16,7 +17,7 @@ class PostgresStoreContractTest extends StoreContract {
 
     @Override
     protected InboxStore<Handle> openStore(Duration busyTimeout) {
-        return new PostgresStore(fixture.jdbi(), busyTimeout);
+        return new PostgresStore(fixture.jdbi(), busyTimeout, SchemaMode.CREATE);
     }
 
     @Override

@@ -30,6 +30,10 @@ import org.sqlite.SQLiteDataSource;
  * <p>The inbox sets {@code journal_mode=WAL} on the file and {@code synchronous=FULL} on its own
  * connection, because an acknowledgement sent after a commit must survive a power loss. It creates
  * its schema on first use and refuses a file whose schema a newer version of the library wrote.
+ * The schema script, {@code dev/idempotent/inbox/sqlite/flyway/V0_1__inbox_schema.sql} in this
+ * jar, is also a Flyway migration (location {@code classpath:dev/idempotent/inbox/sqlite/flyway})
+ * and the body of the Liquibase changelog {@code dev/idempotent/inbox/sqlite/liquibase/inbox-changelog.xml};
+ * with {@link dev.idempotent.inbox.SchemaMode#VALIDATE} the inbox runs no DDL and only checks them.
  *
  * <p>Thread-safe. SQLite admits one writer per file, so this process's calls take turns on one
  * connection, in arrival order. By default ({@link CommitMode#GROUP}) the calls that queue up are
@@ -44,7 +48,8 @@ import org.sqlite.SQLiteDataSource;
 public final class SqliteInbox extends JdbiInbox {
 
     private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new SqliteStore(jdbi, settings.busyTimeout())), jdbi, settings);
+        super(InboxEngine.open(settings, new SqliteStore(jdbi, settings.busyTimeout(), settings.schemaMode())), jdbi,
+                settings);
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.spi.PurgeBatch;
 import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
@@ -49,6 +50,10 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
 
     static final TimeColumn TIME = TimeColumn.EPOCH_MILLIS;
 
+    /** Where the schema is for migration tools, for messages. */
+    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/sqlite/flyway, or the Liquibase"
+            + " changelog dev/idempotent/inbox/sqlite/liquibase/inbox-changelog.xml";
+
     private static final String RAISE_HORIZON = """
             INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)
             ON CONFLICT (inbox) DO UPDATE SET horizon = max(horizon, excluded.horizon)""";
@@ -69,7 +74,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
     // orders those uses. Null after a connection in doubt was dropped, until the next transaction.
     private SqliteWriter writer;
 
-    SqliteStore(Jdbi jdbi, Duration busyTimeout) {
+    SqliteStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
         super(TIME);
         // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
         this.jdbi = EffectGuard.install(jdbi);
@@ -77,7 +82,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         // The statements name the inbox's tables, so they can be prepared only once the schema exists.
         Handle handle = openConfigured();
         try {
-            createSchema(handle);
+            prepareSchema(handle, schemaMode);
             file = SqliteFiles.mainFile(handle.getConnection());
             writer = new SqliteWriter(handle);
         } catch (SQLException e) {
@@ -206,21 +211,24 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         }
     }
 
+    private void prepareSchema(Handle handle, SchemaMode mode) {
+        switch (mode) {
+            case CREATE -> createSchema(handle);
+            case VALIDATE -> validateSchema(handle);
+            case NONE -> { }
+        }
+    }
+
     private void createSchema(Handle handle) {
         execute(handle, "BEGIN IMMEDIATE", "beginning the schema transaction");
         try {
-            handle.execute("CREATE TABLE IF NOT EXISTS inbox_schema ("
-                    + "component TEXT NOT NULL PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID");
-            handle.execute("INSERT INTO inbox_schema (component, version) VALUES ('inbox', ?)"
-                    + " ON CONFLICT (component) DO NOTHING", SCHEMA_VERSION);
-            int version = handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
-                    .mapTo(Integer.class).one();
-            if (version > SCHEMA_VERSION) {
-                throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
-                        "the database holds inbox schema version " + version + ", written by a newer version of"
-                                + " this library; this version knows schema " + SCHEMA_VERSION + " at most", null);
+            Integer found = readVersion(handle);
+            if (found != null && found > SCHEMA_VERSION) {
+                InboxRows.validateSchema(found, SCHEMA_VERSION, table -> true, "the database file", MIGRATION);
             }
-            handle.createScript(InboxRows.script(SqliteStore.class, "schema-v1.sql")).execute();
+            // Run even over a schema in place: the script is idempotent, and its write is what finds
+            // a read-only file out now rather than at the first message.
+            handle.createScript(schemaScript()).execute();
             execute(handle, "COMMIT", "creating the inbox schema");
         } catch (RuntimeException e) {
             try {
@@ -231,6 +239,38 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
             throw e instanceof JdbiException jdbiFailure
                     ? SqliteErrors.translate(jdbiFailure, "creating the inbox schema") : e;
         }
+    }
+
+    private static void validateSchema(Handle handle) {
+        try {
+            InboxRows.validateSchema(readVersion(handle), SCHEMA_VERSION, table -> tableExists(handle, table),
+                    "the database file", MIGRATION);
+        } catch (JdbiException e) {
+            throw SqliteErrors.translate(e, "checking the inbox schema");
+        }
+    }
+
+    /** The recorded schema version, or {@code null} when the file has no inbox tables yet. */
+    private static Integer readVersion(Handle handle) {
+        if (!tableExists(handle, "inbox_schema")) {
+            return null;
+        }
+        return handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
+                .mapTo(Integer.class)
+                .findOne()
+                .orElse(null);
+    }
+
+    private static boolean tableExists(Handle handle, String table) {
+        return handle.createQuery("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = :name")
+                .bind("name", table)
+                .mapTo(Integer.class)
+                .one() > 0;
+    }
+
+    /** The text of the schema script shipped in this jar, which is also its Flyway migration. */
+    static String schemaScript() {
+        return InboxRows.script(SqliteStore.class, InboxRows.SCHEMA_SCRIPT);
     }
 
     private static void execute(Handle handle, String sql, String doing) {

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.sqlite;
 
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import dev.idempotent.inbox.testkit.StoreContract;
@@ -21,7 +22,7 @@ class SqliteStoreContractTest extends StoreContract {
 
     @Override
     protected InboxStore<Handle> openStore(Duration busyTimeout) {
-        return new SqliteStore(fixture.jdbi(), busyTimeout);
+        return new SqliteStore(fixture.jdbi(), busyTimeout, SchemaMode.CREATE);
     }
 
     @Override

@@ -14,6 +14,7 @@ import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.Message;
@@ -484,6 +485,36 @@ public abstract class GroupCommitContract {
         long elsewhere = followers.stream().filter(Caller::ranElsewhere).count();
         assertEquals(elsewhere, restores.get(), "a context is restored exactly for the effects run on another thread");
         assumeGrouped(elsewhere > 0);
+    }
+
+    @Test
+    void listenerHearsTheSizeOfEachCommittedGroup() {
+        List<Integer> sizes = Collections.synchronizedList(new ArrayList<>());
+        InboxListener listener = new InboxListener() {
+            @Override
+            public void onGroupCommitted(String inbox, int size) {
+                sizes.add(size);
+            }
+        };
+        Inbox<Handle> inbox = inbox(fixture.builder().listener(listener), CommitMode.GROUP,
+                CallContext.of(CallContext.mdc(), observed()));
+        Caller leader = holdWriter(inbox);
+        List<Caller> followers = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            followers.add(receive(inbox, "s" + i, 1));
+        }
+        awaitArrived(followers);
+
+        releaseLeader.countDown();
+
+        assertInstanceOf(Outcome.Applied.class, leader.result());
+        for (Caller follower : followers) {
+            assertInstanceOf(Outcome.Applied.class, follower.result());
+        }
+        List<Integer> heard = List.copyOf(sizes);
+        assertEquals(1, heard.get(0), "the leader's group held it alone: " + heard);
+        assertEquals(7, heard.stream().mapToInt(Integer::intValue).sum(), "every message committed once: " + heard);
+        assumeGrouped(heard.size() < 7);
     }
 
     @Test

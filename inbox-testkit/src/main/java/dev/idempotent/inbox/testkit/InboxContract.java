@@ -514,6 +514,40 @@ public abstract class InboxContract {
     }
 
     @Test
+    void listenerTimesEachApplyThatReachedItsTransactionJustBeforeItsOutcome() {
+        List<String> events = new ArrayList<>();
+        InboxListener listener = new InboxListener() {
+            @Override
+            public synchronized void onTimed(String inbox, String id, Duration queued, Duration inTransaction) {
+                // Recorded, not asserted: the inbox logs and ignores what a listener throws.
+                events.add((queued.isNegative() || inTransaction.isNegative() ? "NEGATIVE " : "TIMED ") + id);
+            }
+
+            @Override
+            public synchronized void onOutcome(String inbox, Outcome<?> outcome, Duration took) {
+                events.add("OUTCOME " + outcome.id());
+            }
+
+            @Override
+            public synchronized void onFailure(String inbox, String id, Throwable failure, Duration took) {
+                events.add("FAILURE " + id);
+            }
+        };
+        Inbox<Handle> inbox = inbox(fixture.builder().name("warehouse").listener(listener));
+
+        receive(inbox, "snack-7", 7);
+        receive(inbox, "snack-7", 7);
+        assertThrows(IllegalStateException.class, () -> inbox.apply("snack-9", Content.of(9), tx -> {
+            throw new IllegalStateException("no");
+        }));
+        assertThrows(InvalidMessageException.class, () -> inbox.apply("", Content.of(1), tx -> null));
+
+        assertEquals(List.of("TIMED snack-7", "OUTCOME snack-7", "TIMED snack-7", "OUTCOME snack-7",
+                "TIMED snack-9", "FAILURE snack-9", "FAILURE "), events,
+                "an invalid call never reached a transaction, so it has no timings");
+    }
+
+    @Test
     void committedPhaseSeesTheCommitFromAnotherConnection() {
         List<Long> totalsSeen = new ArrayList<>();
         InboxListener listener = new InboxListener() {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PurgeReport;
@@ -112,6 +113,30 @@ public abstract class RetentionContract {
         assertEquals(15, stock.total());
         assertEquals(1, inbox.stats().stale());
         assertEquals(1, inbox.retention().status().staleRefusals());
+    }
+
+    @Test
+    void listenerHearsEachFinishedPurgeWithItsReport() {
+        List<PurgeReport> heard = new ArrayList<>();
+        InboxListener listener = new InboxListener() {
+            @Override
+            public void onPurged(String inbox, PurgeReport report) {
+                heard.add(report);
+            }
+        };
+        Inbox<Handle> inbox = fixture.builder().name("warehouse").retention(RETENTION).clock(clock).listener(listener)
+                .build();
+        opened.add(inbox);
+        receive(inbox, "snack-7", 7, null);
+        receive(inbox, "snack-8", 8, null);
+        clock.advance(RETENTION.plusDays(1));
+
+        PurgeReport first = inbox.retention().purge();
+        PurgeReport second = inbox.retention().purge();
+
+        assertEquals(List.of(first, second), heard);
+        assertEquals(2, first.rowsPurged());
+        assertEquals(0, second.rowsPurged());
     }
 
     @Test

@@ -5,6 +5,8 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentType;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.SchemaMode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -14,7 +16,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * What every JDBC store does the same way with table {@code inbox_message}: the order of its
@@ -158,7 +162,7 @@ public final class InboxRows {
      * The text of a schema script shipped beside {@code store}.
      *
      * @param store a class of the store's jar, whose package holds the script
-     * @param resource the script's file name, such as {@code schema-v1.sql}
+     * @param resource the script's path relative to that package, such as {@link #SCHEMA_SCRIPT}
      * @return the script, decoded as UTF-8
      * @throws IllegalStateException if the jar lacks it
      */
@@ -170,6 +174,54 @@ public final class InboxRows {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The schema script of version 1, relative to the store's package: the script the store runs
+     * under {@link SchemaMode#CREATE}, and the Flyway migration and Liquibase change set the jar
+     * ships for teams that migrate with a tool, all one file.
+     */
+    public static final String SCHEMA_SCRIPT = "flyway/V0_1__inbox_schema.sql";
+
+    /** The inbox's tables in schema version 1. */
+    public static final List<String> TABLES = List.of("inbox_schema", "inbox_message", "inbox_horizon");
+
+    /**
+     * The check of {@link SchemaMode#VALIDATE}: every table of {@link #TABLES} exists and the
+     * recorded version is the one the store writes.
+     *
+     * @param recordedVersion the version recorded in {@code inbox_schema}, or {@code null} when
+     *     that table or its row is absent
+     * @param knownVersion the schema version this library writes
+     * @param tableExists whether a table of the given name exists where the inbox works
+     * @param where where the inbox works, for the message, such as {@code "schema public"}
+     * @param migration how to create the schema, for the message, such as the Flyway location
+     * @throws InboxStorageException of kind {@link InboxStorageException.Kind#SCHEMA_MISSING} for a
+     *     missing table, a missing or older version; of kind {@code NEWER_SCHEMA} for a newer one
+     */
+    public static void validateSchema(Integer recordedVersion, int knownVersion, Predicate<String> tableExists,
+            String where, String migration) {
+        String advice = "; run the inbox's migration (" + migration + "), or build the inbox with schema mode CREATE";
+        for (String table : TABLES) {
+            if (!tableExists.test(table)) {
+                throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
+                        "the inbox's table " + table + " is missing in " + where + advice, null);
+            }
+        }
+        if (recordedVersion == null) {
+            throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
+                    "inbox_schema in " + where + " records no version for component 'inbox'" + advice, null);
+        }
+        if (recordedVersion > knownVersion) {
+            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
+                    "the database holds inbox schema version " + recordedVersion + ", written by a newer version of"
+                            + " this library; this version knows schema " + knownVersion + " at most", null);
+        }
+        if (recordedVersion < knownVersion) {
+            throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
+                    "inbox_schema in " + where + " records version " + recordedVersion + ", older than version "
+                            + knownVersion + " this library needs" + advice, null);
         }
     }
 }

@@ -1,9 +1,12 @@
 -- The inbox's own tables on PostgreSQL, schema version 1.
 --
 -- PostgresInbox runs this script on first use, in one transaction, when the schema it works in
--- (the first schema of the connection's search_path) has no table inbox_schema yet. Teams that
--- manage migrations themselves can run it as it is, in the schema the inbox will use. An inbox
--- that finds version 1 already recorded runs no DDL at all, so its role then needs only SELECT
+-- (the first schema of the connection's search_path) has no table inbox_schema yet. The same
+-- file is a Flyway migration (location classpath:dev/idempotent/inbox/postgres/flyway) and the
+-- body of the Liquibase changelog dev/idempotent/inbox/postgres/liquibase/inbox-changelog.xml, so
+-- what a migration tool creates and what the inbox creates cannot drift apart; run either in the
+-- schema the inbox will use. An inbox that finds version 1 already recorded, or one built with
+-- schema mode VALIDATE, runs no DDL at all, so its role then needs only SELECT
 -- and INSERT on inbox_message and SELECT on inbox_schema and inbox_horizon, and for purging
 -- also DELETE on inbox_message and INSERT and UPDATE on inbox_horizon.
 --

@@ -1,5 +1,20 @@
--- The inbox's own tables, version 1. Created on first use inside one BEGIN IMMEDIATE transaction;
--- the business tables are the application's.
+-- The inbox's own tables on SQLite, schema version 1.
+--
+-- SqliteInbox runs this script on first use (schema mode CREATE, the default), inside one BEGIN
+-- IMMEDIATE transaction. The same file is a Flyway migration (location
+-- classpath:dev/idempotent/inbox/sqlite/flyway) and the body of the Liquibase changelog
+-- dev/idempotent/inbox/sqlite/liquibase/inbox-changelog.xml, so what a migration tool creates and
+-- what the inbox creates cannot drift apart. An inbox built with schema mode VALIDATE runs no DDL
+-- and only checks that these tables and the version row are there.
+--
+-- The script is idempotent. The business tables are the application's.
+
+-- Which schema version each component of the library wrote. The inbox refuses to work on a
+-- version newer than it knows.
+CREATE TABLE IF NOT EXISTS inbox_schema (
+    component TEXT    NOT NULL PRIMARY KEY,
+    version   INTEGER NOT NULL
+) WITHOUT ROWID;
 
 -- One row per business id and inbox. WITHOUT ROWID keeps the primary key the only index.
 CREATE TABLE IF NOT EXISTS inbox_message (
@@ -22,3 +37,6 @@ CREATE TABLE IF NOT EXISTS inbox_horizon (
     inbox   TEXT    NOT NULL PRIMARY KEY,
     horizon INTEGER NOT NULL               -- epoch milliseconds UTC
 ) WITHOUT ROWID;
+
+INSERT INTO inbox_schema (component, version) VALUES ('inbox', 1)
+    ON CONFLICT (component) DO NOTHING;

@@ -1,8 +1,11 @@
 -- The inbox's own tables on MariaDB, schema version 1.
 --
 -- MariaDbInbox runs this script on first use, under a named lock (GET_LOCK), when the connection's
--- database has no table inbox_schema yet. Teams that manage migrations themselves can run it as it
--- is, in the database the inbox will use. An inbox that finds version 1 already recorded runs no
+-- database has no table inbox_schema yet. The same file is a Flyway migration (location
+-- classpath:dev/idempotent/inbox/mariadb/flyway) and the body of the Liquibase changelog
+-- dev/idempotent/inbox/mariadb/liquibase/inbox-changelog.xml, so what a migration tool creates and
+-- what the inbox creates cannot drift apart; run either in the database the inbox will use. An
+-- inbox that finds version 1 already recorded, or one built with schema mode VALIDATE, runs no
 -- DDL at all, so its user then needs only SELECT, INSERT and UPDATE on inbox_message (a claim is
 -- an INSERT ... ON DUPLICATE KEY UPDATE that changes nothing, which MariaDB checks as an update)
 -- and SELECT on inbox_schema and inbox_horizon, and for purging also DELETE on inbox_message and

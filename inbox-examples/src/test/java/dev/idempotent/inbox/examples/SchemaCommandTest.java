@@ -1,0 +1,90 @@
+package dev.idempotent.inbox.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.SchemaMode;
+import dev.idempotent.inbox.postgres.PostgresInbox;
+import dev.idempotent.inbox.sqlite.SqliteInbox;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code schema --print}: the DDL a DBA runs is the adapter's own script, and the inbox validates its result. */
+class SchemaCommandTest {
+
+    @TempDir
+    Path dir;
+
+    private static String resource(String path) throws IOException {
+        try (InputStream in = SchemaCommandTest.class.getClassLoader().getResourceAsStream(path)) {
+            assertTrue(in != null, path + " is on the class path");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void printsEachAdaptersOwnMigrationScript() throws IOException {
+        for (String[] kind : new String[][] {{"sqlite", "sqlite"}, {"postgresql", "postgres"}, {"mariadb", "mariadb"}}) {
+            String script = resource("dev/idempotent/inbox/" + kind[1] + "/flyway/V0_1__inbox_schema.sql");
+
+            CommandRun run = CommandRun.of("schema", "--print", "--db", kind[0]);
+
+            assertEquals(0, run.exitCode(), run.err());
+            assertTrue(run.out().startsWith("-- The inbox's schema version 1 for "), run.out());
+            assertEquals(script, run.out().substring(run.out().indexOf('\n') + 1), kind[0]);
+            assertEquals("", run.err());
+        }
+    }
+
+    @Test
+    void aDatabaseAsServeTakesItNamesTheKindAndIsNotOpened() {
+        Path file = dir.resolve("warehouse.db");
+        assertTrue(CommandRun.of("schema", "--print", "--db", file.toString()).out().contains("WITHOUT ROWID"));
+        assertFalse(Files.exists(file), "nothing is opened or created");
+        assertTrue(CommandRun.of("schema", "--print", "--db", "postgresql://127.0.0.1:1/none?user=nobody").out()
+                .contains("TIMESTAMPTZ"));
+        assertTrue(CommandRun.of("schema", "--print", "--db", "jdbc:mariadb://nobody@127.0.0.1:1/none").out()
+                .contains("ENGINE = InnoDB"));
+    }
+
+    @Test
+    void thePrintedSqliteDdlRunByHandPassesValidate() {
+        Path file = dir.resolve("by-hand.db");
+        String ddl = CommandRun.of("schema", "--print", "--db", "sqlite").out();
+        Jdbi jdbi = SqliteInbox.jdbi(file);
+        jdbi.useHandle(handle -> handle.createScript(ddl).execute());
+
+        try (SqliteInbox inbox = SqliteInbox.builder(jdbi).schema(SchemaMode.VALIDATE).build()) {
+            assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> 1));
+        }
+    }
+
+    @Test
+    void thePrintedPostgresDdlRunByHandPassesValidate() {
+        String ddl = CommandRun.of("schema", "--print", "--db", "postgresql").out();
+        try (PostgresSchema schema = PostgresSchema.create("schema_command")) {
+            schema.jdbi().useHandle(handle -> handle.createScript(ddl).execute());
+
+            try (PostgresInbox inbox = PostgresInbox.builder(schema.jdbi()).schema(SchemaMode.VALIDATE).build()) {
+                assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> 1));
+            }
+        }
+    }
+
+    @Test
+    void mistakesAreOneLineAndExitTwo() {
+        CommandRun.of("schema", "--db", "sqlite").assertRefused(ExitCodes.USAGE, "schema", "--print");
+        CommandRun.of("schema", "--print").assertRefused(ExitCodes.USAGE, "schema", "--db");
+        CommandRun.of("schema", "--print", "--db", "oracle://db.example/x").assertRefused(ExitCodes.USAGE, "schema", "--db");
+    }
+}
