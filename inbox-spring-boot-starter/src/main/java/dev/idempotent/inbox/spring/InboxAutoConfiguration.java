@@ -3,6 +3,7 @@ package dev.idempotent.inbox.spring;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxListener;
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
@@ -43,26 +44,24 @@ public final class InboxAutoConfiguration {
      *
      * @param dataSource the application's data source
      * @param properties the {@code inbox.*} properties
-     * @param listener the application's {@link InboxListener}, if it has exactly one
+     * @param listeners the application's {@link InboxListener}s (the metrics' among them), told of
+     *     every call in their order
      * @return the open inbox
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(Inbox.class)
-    public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listener) {
+    public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listeners) {
         InboxStores.Store store = InboxStores.of(dataSource);
-        return build(InboxStores.builder(store, Jdbi.create(dataSource)), store, properties, listener);
+        return build(InboxStores.builder(store, Jdbi.create(dataSource)), store, properties, listeners);
     }
 
     private static <I extends JdbiInbox> I build(
             InboxBuilder<I> builder, InboxStores.Store store, InboxProperties properties,
-            ObjectProvider<InboxListener> listener) {
+            ObjectProvider<InboxListener> listeners) {
         InboxBuilder<I> configured = properties.applyTo(builder);
-        InboxListener unique = listener.getIfUnique();
-        if (unique != null) {
-            configured = configured.listener(unique);
-        }
-        InboxProperties.SchemaMode schema = properties.schema() == null ? store.defaultSchemaMode : properties.schema();
-        return configured.build();
+        configured = configured.listener(InboxListeners.of(listeners.orderedStream().toList()));
+        SchemaMode schema = properties.schema() == null ? store.defaultSchemaMode : properties.schema();
+        return configured.schema(schema).build();
     }
 
     /**

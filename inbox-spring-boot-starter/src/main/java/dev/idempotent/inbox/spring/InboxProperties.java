@@ -3,6 +3,7 @@ package dev.idempotent.inbox.spring;
 import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxSettings;
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.time.Duration;
 import java.util.function.UnaryOperator;
@@ -29,18 +30,6 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("inbox")
 public record InboxProperties(
         String name, Duration busyTimeout, Duration retention, CommitMode commitMode, SchemaMode schema) {
-
-    /**
-     * What the inbox does about its tables at start-up.
-     */
-    public enum SchemaMode {
-        /** Create the tables if absent (the inbox's own script). */
-        CREATE,
-        /** Create nothing; fail start-up if the tables or the schema version are missing. */
-        VALIDATE,
-        /** Neither create nor check: the tables are someone else's concern. */
-        NONE
-    }
 
     /**
      * Checks every value that is set, as the inbox's builder would.

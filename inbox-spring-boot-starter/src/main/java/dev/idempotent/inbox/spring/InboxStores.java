@@ -2,6 +2,7 @@ package dev.idempotent.inbox.spring;
 
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import dev.idempotent.inbox.mariadb.MariaDbInbox;
 import dev.idempotent.inbox.postgres.PostgresInbox;
@@ -25,13 +26,13 @@ final class InboxStores {
 
     /** The databases the inbox has a store for. */
     enum Store {
-        SQLITE(InboxProperties.SchemaMode.CREATE),
-        POSTGRESQL(InboxProperties.SchemaMode.VALIDATE),
-        MARIADB(InboxProperties.SchemaMode.VALIDATE);
+        SQLITE(SchemaMode.CREATE),
+        POSTGRESQL(SchemaMode.VALIDATE),
+        MARIADB(SchemaMode.VALIDATE);
 
-        final InboxProperties.SchemaMode defaultSchemaMode;
+        final SchemaMode defaultSchemaMode;
 
-        Store(InboxProperties.SchemaMode defaultSchemaMode) {
+        Store(SchemaMode defaultSchemaMode) {
             this.defaultSchemaMode = defaultSchemaMode;
         }
     }

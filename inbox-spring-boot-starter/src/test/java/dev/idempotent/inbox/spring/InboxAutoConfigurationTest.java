@@ -12,6 +12,10 @@ import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import dev.idempotent.inbox.mariadb.MariaDbInbox;
+import dev.idempotent.inbox.micrometer.InboxMetrics;
+import dev.idempotent.inbox.spring.metrics.InboxMetricsAutoConfiguration;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import dev.idempotent.inbox.spring.actuate.InboxActuatorAutoConfiguration;
@@ -30,6 +34,8 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 class InboxAutoConfigurationTest {
 
@@ -102,6 +108,71 @@ class InboxAutoConfigurationTest {
                 java.sql.Statement statement = connection.createStatement()) {
             statement.execute(sql);
         }
+    }
+
+    @Test
+    void validateIsPostgresDefaultAndFailsStartUpOnAMissingSchema() {
+        try (PostgresSchema schema = new PostgresSchema()) {
+            ApplicationContextRunner postgres = runner.withPropertyValues("spring.datasource.url=" + schema.url(),
+                    "spring.datasource.username=" + PostgresSchema.USER);
+            postgres.run(context -> {
+                assertThat(context).hasFailed();
+                String messages = messages(context.getStartupFailure());
+                assertTrue(messages.contains("SCHEMA_MISSING") || messages.contains("inbox_schema"), messages);
+            });
+            postgres.withPropertyValues("inbox.schema=create").run(context -> assertThat(context).hasNotFailed());
+            // Once the tables are there (a migration tool's, or here the inbox's own), validate starts.
+            postgres.run(context -> assertThat(context).hasNotFailed().hasSingleBean(PostgresInbox.class));
+        }
+    }
+
+    @Test
+    void validateOnSqliteFailsOnAFileWithoutTheTables() {
+        sqlite().withPropertyValues("inbox.schema=validate").run(context -> {
+            assertThat(context).hasFailed();
+            String messages = messages(context.getStartupFailure());
+            assertTrue(messages.contains("SCHEMA_MISSING") || messages.contains("inbox_schema"), messages);
+        });
+    }
+
+    @Test
+    void noneCreatesAndChecksNothingAndTheHealthSaysTheSchemaIsMissing() {
+        try (PostgresSchema schema = new PostgresSchema()) {
+            runner.withPropertyValues("spring.datasource.url=" + schema.url(), "spring.datasource.username=" + PostgresSchema.USER,
+                    "inbox.schema=none").run(context -> {
+                assertThat(context).hasNotFailed().hasSingleBean(PostgresInbox.class);
+                Health health = context.getBean(InboxHealthIndicator.class).health(true);
+                assertEquals(Status.DOWN, health.getStatus(), health::toString);
+                assertEquals("missing", health.getDetails().get("schemaVersion"));
+            });
+        }
+    }
+
+    @Test
+    void withAMeterRegistryTheInboxCountsIntoItAfterTheCommitOnly() {
+        sqlite().withConfiguration(AutoConfigurations.of(InboxMetricsAutoConfiguration.class))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(InboxMetrics.class);
+            SpringInbox inbox = context.getBean(SpringInbox.class);
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            TransactionTemplate transactions = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+
+            transactions.executeWithoutResult(status -> {
+                inbox.apply("m-1", Content.of(1), tx -> { });
+                status.setRollbackOnly();
+            });
+            assertEquals(0.0, applied(registry), "a rolled-back apply is not counted");
+            inbox.apply("m-1", Content.of(1), tx -> { });
+            inbox.apply("m-1", Content.of(1), tx -> { });
+            assertEquals(1.0, applied(registry));
+            assertEquals(1.0, registry.get("inbox.messages").tag("inbox", "default").tag("outcome", "duplicate")
+                    .counter().count());
+        });
+    }
+
+    private static double applied(MeterRegistry registry) {
+        var counter = registry.find("inbox.messages").tag("inbox", "default").tag("outcome", "applied").counter();
+        return counter == null ? 0.0 : counter.count();
     }
 
     @Test

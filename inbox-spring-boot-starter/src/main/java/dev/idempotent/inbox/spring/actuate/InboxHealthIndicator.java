@@ -34,13 +34,13 @@ public final class InboxHealthIndicator extends AbstractHealthIndicator {
 
     @Override
     protected void doHealthCheck(Health.Builder builder) throws SQLException {
-        Optional<Integer> version = InboxSchema.version(inbox);
-        RetentionStatus retention = inbox.retention().status();
         builder.withDetail("name", inbox.name());
+        Optional<Integer> version = InboxSchema.version(inbox);
         if (version.isEmpty()) {
             builder.down().withDetail("schemaVersion", "missing");
             return;
         }
+        RetentionStatus retention = inbox.retention().status();
         builder.up().withDetail("schemaVersion", version.get());
         retention.horizon().ifPresent(horizon -> {
             builder.withDetail("horizon", horizon.toString());
