@@ -20,6 +20,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -72,6 +74,15 @@ class SpringTransactionTest {
     @Autowired
     MovementRepository movements;
 
+    @Autowired
+    MeterRegistry meters;
+
+    /** {@code inbox.messages} of this inbox for {@code outcome}, as the metrics count it. */
+    private double counted(String outcome) {
+        Counter counter = meters.find("inbox.messages").tag("inbox", "receipts").tag("outcome", outcome).counter();
+        return counter == null ? 0.0 : counter.count();
+    }
+
     private long stock() {
         return jdbc.sql("SELECT total FROM stock WHERE item = 'snack'").query(Long.class).single();
     }
@@ -83,6 +94,7 @@ class SpringTransactionTest {
     @Test
     void aThrowAfterTheApplyLeavesNothingRecordedWrittenOrCounted() {
         InboxStats before = raw().stats();
+        double appliedBefore = counted("applied");
         long stockBefore = stock();
 
         IllegalStateException thrown = assertThrows(IllegalStateException.class,
@@ -93,6 +105,7 @@ class SpringTransactionTest {
         assertEquals(stockBefore, stock(), "the JdbcClient write rolled back");
         assertTrue(movements.findById("rollback-1").isEmpty(), "the JPA write rolled back");
         assertEquals(before, raw().stats(), "nothing counted");
+        assertEquals(appliedBefore, counted("applied"), "nor metered");
 
         // The redelivery applies: the rollback took the claim with it.
         ReceiptService.Received again = service.receive("rollback-1", 5, false);
@@ -103,6 +116,7 @@ class SpringTransactionTest {
     @Test
     void aCommittedApplyIsRecordedWrittenAndCountedOnceAfterTheCommit() {
         InboxStats before = raw().stats();
+        double appliedBefore = counted("applied");
         long stockBefore = stock();
 
         ReceiptService.Received received = service.receive("commit-1", 7, false);
@@ -110,6 +124,7 @@ class SpringTransactionTest {
         assertInstanceOf(Outcome.Applied.class, received.outcome());
         assertEquals(before.applied(), received.statsInside().applied(), "not counted before the commit");
         assertEquals(before.applied() + 1, raw().stats().applied(), "counted once after it");
+        assertEquals(appliedBefore + 1, counted("applied"), "and metered once");
         assertTrue(raw().find("commit-1").isPresent());
         assertEquals(stockBefore + 7, stock());
         assertEquals(7, movements.findById("commit-1").orElseThrow().qty());
