@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -50,6 +51,8 @@ public final class InboxAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(Inbox.class)
+    // After Flyway, Liquibase and spring.sql.init: under validate, their migrations must have run.
+    @DependsOnDatabaseInitialization
     public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listeners) {
         InboxStores.Store store = InboxStores.of(dataSource);
         return build(InboxStores.builder(store, Jdbi.create(dataSource)), store, properties, listeners);

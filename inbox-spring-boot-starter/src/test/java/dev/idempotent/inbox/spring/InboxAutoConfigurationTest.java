@@ -27,6 +27,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -123,6 +124,22 @@ class InboxAutoConfigurationTest {
             postgres.withPropertyValues("inbox.schema=create").run(context -> assertThat(context).hasNotFailed());
             // Once the tables are there (a migration tool's, or here the inbox's own), validate starts.
             postgres.run(context -> assertThat(context).hasNotFailed().hasSingleBean(PostgresInbox.class));
+        }
+    }
+
+    @Test
+    void validateStartsOnASchemaSpringBootsFlywayMigratedWithTheInboxsMigration() {
+        try (PostgresSchema schema = new PostgresSchema()) {
+            runner.withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class))
+                    .withPropertyValues("spring.datasource.url=" + schema.url(),
+                            "spring.datasource.username=" + PostgresSchema.USER,
+                            "spring.flyway.schemas=" + schema.name,
+                            "spring.flyway.locations=classpath:dev/idempotent/inbox/postgres/flyway")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed().hasSingleBean(PostgresInbox.class);
+                        assertInstanceOf(Outcome.Applied.class,
+                                context.getBean(SpringInbox.class).apply("f-1", Content.of(1), tx -> { }));
+                    });
         }
     }
 

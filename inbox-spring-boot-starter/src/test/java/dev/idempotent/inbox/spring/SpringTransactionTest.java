@@ -52,6 +52,7 @@ class SpringTransactionTest {
         registry.add("spring.datasource.hikari.maximum-pool-size", () -> "20");
         registry.add("spring.jpa.hibernate.ddl-auto", () -> "validate");
         registry.add("spring.jpa.open-in-view", () -> "false");
+        registry.add("spring.flyway.enabled", () -> "false");
         registry.add("inbox.name", () -> "receipts");
         registry.add("inbox.schema", () -> "create");
         registry.add("inbox.busy-timeout", () -> "30s");
