@@ -15,17 +15,21 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * a message that names the property ({@code inbox.busy-timeout: busyTimeout must be from 0 to 1
  * hour, was PT2H}); an unset one keeps the library's default.
  *
- * @param name the inbox's name, one per consumer sharing a database (default {@code default}):
- *     1 to 64 letters, digits, {@code .}, {@code _}, {@code :} or {@code -}
- * @param busyTimeout how long a call waits for the write lock, or for a concurrent claim of the
- *     same id, before it fails as busy (default 5s; at most 1h)
- * @param retention how long ids are remembered before a purge may delete them (default 30d);
- *     longer than any sender resends
- * @param commitMode how the inbox's own transactions are formed (default: the store's,
- *     {@code group} on SQLite, {@code per-caller} elsewhere); calls that join a Spring-managed
- *     transaction run in it, whatever this says
- * @param schema what the inbox does about its tables at start-up (default {@code create} on SQLite,
- *     {@code validate} elsewhere, where migrations are usually the team's)
+ * <p>The descriptions of the components below are also the IDE's, through the configuration
+ * metadata, so they are plain sentences.
+ *
+ * @param name The inbox's name, one per consumer sharing a database: 1 to 64 letters, digits, '.',
+ *     '_', ':' or '-', starting with a letter or digit.
+ * @param busyTimeout How long a call waits for the write lock, or for a concurrent claim of the
+ *     same id, before it fails as busy; at most 1h.
+ * @param retention How long ids are remembered before a purge may delete them; longer than the
+ *     clock-skew margin (10 minutes) and than any sender resends.
+ * @param commitMode How the inbox's own transactions are formed: 'group' by default on SQLite,
+ *     'per-caller' elsewhere. Calls that join a Spring-managed transaction run in it, whatever this
+ *     says.
+ * @param schema What the inbox does about its tables at start-up: 'create' them if absent (the
+ *     default on SQLite), 'validate' that they and the schema version are there (the default
+ *     elsewhere, where migrations are usually the team's), or 'none'.
  */
 @ConfigurationProperties("inbox")
 public record InboxProperties(

@@ -266,6 +266,30 @@ class InboxAutoConfigurationTest {
         });
     }
 
+    @Test
+    void everyPropertyHasMetadataForIdeCompletion() throws Exception {
+        // Every Spring Boot jar has a file of that name; ours is the one that describes InboxProperties.
+        String metadata = "";
+        var files = getClass().getClassLoader().getResources("META-INF/spring-configuration-metadata.json");
+        while (files.hasMoreElements()) {
+            try (var in = files.nextElement().openStream()) {
+                String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                if (text.contains("\"dev.idempotent.inbox.spring.InboxProperties\"")) {
+                    metadata = text;
+                }
+            }
+        }
+        assertTrue(!metadata.isEmpty(), "the starter carries configuration metadata");
+        for (String property : java.util.List.of("inbox.name", "inbox.busy-timeout", "inbox.retention", "inbox.commit-mode",
+                "inbox.schema", "inbox.enabled")) {
+            java.util.regex.Matcher entry = java.util.regex.Pattern.compile(
+                    "\\{[^{}]*\"name\": \"" + java.util.regex.Pattern.quote(property) + "\"[^{}]*\\}").matcher(metadata);
+            assertTrue(entry.find(), property + " in the metadata");
+            assertTrue(entry.group().contains("\"description\""), property + " is described: " + entry.group());
+            assertTrue(!entry.group().contains("{@"), property + "'s description has no javadoc tags: " + entry.group());
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class OwnInbox {
         @Bean(destroyMethod = "close")
