@@ -43,6 +43,12 @@ public abstract class ForwardingInbox<H> implements Inbox<H> {
     }
 
     @Override
+    public <R, X extends Exception> List<MessageResult<R>> applyAll(
+            List<Message> messages, MessageEffect<H, R, X> effect, BatchCompletion<H, R> completion) {
+        return delegate.applyAll(messages, effect, completion);
+    }
+
+    @Override
     public InboxRetention retention() {
         return delegate.retention();
     }

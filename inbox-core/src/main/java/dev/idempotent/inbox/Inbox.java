@@ -189,8 +189,33 @@ public interface Inbox<H> extends AutoCloseable {
      * @throws OutcomeUnknownException when the commit of the batch was attempted but its result is
      *     unknown
      */
+    default <R, X extends Exception> List<MessageResult<R>> applyAll(
+            List<Message> messages, MessageEffect<H, R, X> effect) {
+        return applyAll(messages, effect, (tx, results) -> { });
+    }
+
+    /**
+     * Like {@link #applyAll(List, MessageEffect)}, and then, in the same transaction after the last
+     * message and before the commit, runs {@code completion} with the results: a write that must
+     * commit with the batch whatever its outcomes, such as a consumer's position in a broker's log,
+     * commits exactly when the batch does.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw; caught per message, never thrown here
+     * @param messages the batch, in order; not {@code null}
+     * @param effect the business change, run once for each message new to the inbox
+     * @param completion run once inside the transaction after the last message; not {@code null}
+     * @return one result per message, in the order given, after the commit that holds them
+     * @throws InboxBusyException when the write lock was not obtained within the busy timeout;
+     *     nothing of the batch was applied
+     * @throws InboxStorageException when the database failed; nothing of the batch was applied
+     * @throws OutcomeUnknownException when the commit of the batch was attempted but its result is
+     *     unknown
+     * @throws RuntimeException what {@code completion} threw, unchanged; nothing of the batch was
+     *     applied
+     */
     <R, X extends Exception> List<MessageResult<R>> applyAll(
-            List<Message> messages, MessageEffect<H, R, X> effect);
+            List<Message> messages, MessageEffect<H, R, X> effect, BatchCompletion<H, R> completion);
 
     /**
      * Purging rows older than the retention, the persisted horizon, and their status; see

@@ -146,7 +146,7 @@ class VoidEffectTest {
 
         @Override
         public <R, X extends Exception> List<MessageResult<R>> applyAll(
-                List<Message> messages, MessageEffect<Ledger, R, X> effect) {
+                List<Message> messages, MessageEffect<Ledger, R, X> effect, BatchCompletion<Ledger, R> completion) {
             throw new UnsupportedOperationException();
         }
 

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.internal;
 
+import dev.idempotent.inbox.BatchCompletion;
 import dev.idempotent.inbox.CallContext;
 import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Content;
@@ -28,6 +29,7 @@ import dev.idempotent.inbox.spi.StoreTransaction;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -246,19 +248,21 @@ public final class InboxEngine<H> implements Inbox<H> {
     }
 
     /**
-     * Behaves as {@link Inbox#applyAll(List, MessageEffect)}.
+     * Behaves as {@link Inbox#applyAll(List, MessageEffect, BatchCompletion)}.
      *
      * @param <R> what the effect returns
      * @param <X> the checked exception the effect may throw
      * @param messages the batch
      * @param effect the business change
+     * @param completion run in the transaction after the last message
      * @return one result per message, in order, after the commit
      */
     @Override
     public <R, X extends Exception> List<MessageResult<R>> applyAll(
-            List<Message> messages, MessageEffect<H, R, X> effect) {
+            List<Message> messages, MessageEffect<H, R, X> effect, BatchCompletion<H, R> completion) {
         Objects.requireNonNull(messages, "messages");
         Objects.requireNonNull(effect, "effect");
+        Objects.requireNonNull(completion, "completion");
         checkCallable("applyAll");
         long started = System.nanoTime();
         List<Message> batch = List.copyOf(messages);
@@ -271,7 +275,9 @@ public final class InboxEngine<H> implements Inbox<H> {
                 for (Message message : batch) {
                     judged.add(applyInSavepoint(tx, message, effect, started, context, caller));
                 }
-                return judged;
+                List<MessageResult<R>> unmodifiable = Collections.unmodifiableList(judged);
+                completion.complete(tx.handle(), unmodifiable);
+                return unmodifiable;
             });
         } catch (Exception | Error failure) {
             for (Message message : batch) {

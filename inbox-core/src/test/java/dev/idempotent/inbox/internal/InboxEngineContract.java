@@ -578,6 +578,45 @@ abstract class InboxEngineContract {
     }
 
     @Test
+    void batchCompletionWritesInTheBatchTransactionWithTheResultsEvenForABatchOfDuplicates() {
+        TestInbox inbox = inbox();
+        receive(inbox, "old", 3);
+        int begins = database.begins();
+        List<List<String>> seen = new ArrayList<>();
+
+        List<MessageResult<Long>> results = inbox.applyAll(
+                List.of(Message.of("old", Content.of(3)), Message.of("old", Content.of(4))),
+                (tx, message) -> add(tx, quantity(message)),
+                (tx, judged) -> {
+                    seen.add(judged.stream().map(r -> r.outcome().orElseThrow().getClass().getSimpleName()).toList());
+                    add(tx, 100); // no effect ran, yet this write commits with the batch
+                });
+
+        assertEquals(List.of(List.of("Duplicate", "Conflict")), seen, "completion sees every result, once");
+        assertEquals(2, results.size());
+        assertEquals(begins + 1, database.begins(), "completion shares the batch's transaction");
+        assertEquals(3 + 100, stock());
+    }
+
+    @Test
+    void failingBatchCompletionRollsBackTheWholeBatch() {
+        TestInbox inbox = inbox();
+        IllegalStateException refusal = new IllegalStateException("position store refused");
+
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> inbox.applyAll(
+                List.of(Message.of("a", Content.of(1)), Message.of("b", Content.of(2))),
+                (tx, message) -> add(tx, quantity(message)),
+                (tx, judged) -> {
+                    throw refusal;
+                }));
+
+        assertSame(refusal, thrown, "unchanged");
+        assertEquals(0, stock());
+        assertTrue(inbox.find("a").isEmpty());
+        assertInstanceOf(Outcome.Applied.class, receive(inbox, "a", 1), "nothing of the batch was recorded");
+    }
+
+    @Test
     void failingEffectInABatchFailsOnlyItsOwnMessage() {
         TestInbox inbox = inbox();
         IOException checked = new IOException("shelf 3 is broken");

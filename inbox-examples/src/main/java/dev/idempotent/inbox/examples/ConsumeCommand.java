@@ -12,10 +12,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -40,7 +43,7 @@ import picocli.CommandLine.Spec;
 final class ConsumeCommand implements Callable<Integer> {
 
     /** The brokers this build consumes from, as {@code --broker} names them. */
-    static final String BROKERS = "rabbitmq";
+    static final String BROKERS = "rabbitmq, kafka";
 
     @Spec
     CommandSpec spec;
@@ -56,6 +59,23 @@ final class ConsumeCommand implements Callable<Integer> {
             description = "rabbitmq: the queue to consume. It must exist; give it a dead-letter exchange, which takes"
                     + " conflicting, malformed and repeatedly failing receipts.")
     String queue;
+
+    @Option(names = "--bootstrap", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9092",
+            description = "kafka: the bootstrap servers (default ${DEFAULT-VALUE}).")
+    String bootstrap;
+
+    @Option(names = "--topic", paramLabel = "NAME",
+            description = "kafka: the topic to consume; each record's value a receipt, its key the receipt's id.")
+    String topic;
+
+    @Option(names = "--group", paramLabel = "NAME", defaultValue = "warehouse",
+            description = "kafka: the consumer group (default ${DEFAULT-VALUE}); its positions are kept in --db.")
+    String group;
+
+    @Option(names = "--idle-exit", paramLabel = "DURATION",
+            description = "Stop once no receipt was acknowledged for this long after the first, as ISO-8601 (PT5S);"
+                    + " then print the stock as on Ctrl-C.")
+    Duration idleExit;
 
     @Option(names = "--db", required = true, paramLabel = "FILE|URL",
             description = "The warehouse, as serve --db takes it: a SQLite file, postgresql://... or mariadb://...")
@@ -137,7 +157,11 @@ final class ConsumeCommand implements Callable<Integer> {
             metrics.start();
         }
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        AtomicBoolean stopping = new AtomicBoolean();
+        Runnable stop = () -> {
+            if (!stopping.compareAndSet(false, true)) {
+                return;
+            }
             // Finish and acknowledge the batch in hand, then report what is committed.
             source.close();
             if (metrics != null) {
@@ -148,20 +172,47 @@ final class ConsumeCommand implements Callable<Integer> {
             System.out.println(stockJson(stock));
             System.out.flush();
             stopped.countDown();
-        }, "consume-shutdown"));
+        };
+        Thread hook = new Thread(stop, "consume-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
         System.out.println("consuming receipts from " + source.describe() + " into " + warehouse.describe());
         if (metrics != null) {
             System.out.println("metrics on http://127.0.0.1:" + metrics.getAddress().getPort() + ProtocolV1.METRICS);
         }
         System.out.flush();
+        if (idleExit != null) {
+            awaitIdle(source, stopped);
+            stop.run();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // SIGTERM came first: its hook found the work done
+            }
+        }
         stopped.await();
         return 0;
+    }
+
+    /** Returns once nothing was acknowledged for {@code --idle-exit} after the first receipt, or on SIGTERM. */
+    private void awaitIdle(ReceiptSource source, CountDownLatch stopped) throws InterruptedException {
+        long acked = 0;
+        long lastChange = System.nanoTime();
+        while (!stopped.await(100, TimeUnit.MILLISECONDS)) {
+            long now = source.counts().acked();
+            if (now != acked) {
+                acked = now;
+                lastChange = System.nanoTime();
+            } else if (acked > 0 && System.nanoTime() - lastChange > idleExit.toNanos()) {
+                return;
+            }
+        }
     }
 
     private ReceiptSource start(Warehouse warehouse, Settings settings) {
         try {
             return switch (broker.toLowerCase(Locale.ROOT)) {
                 case "rabbitmq" -> RabbitReceiptSource.start(uri, queue, warehouse, settings);
+                case "kafka" -> KafkaReceiptSource.start(bootstrap, topic, group, warehouse, settings);
                 default -> throw new IllegalStateException("unchecked broker " + broker);
             };
         } catch (IllegalArgumentException e) {
@@ -174,6 +225,11 @@ final class ConsumeCommand implements Callable<Integer> {
             case "rabbitmq" -> {
                 if (queue == null || queue.isBlank()) {
                     throw new ParameterException(spec.commandLine(), "--broker rabbitmq needs --queue NAME");
+                }
+            }
+            case "kafka" -> {
+                if (topic == null || topic.isBlank()) {
+                    throw new ParameterException(spec.commandLine(), "--broker kafka needs --topic NAME");
                 }
             }
             default -> throw new ParameterException(spec.commandLine(),
@@ -191,6 +247,9 @@ final class ConsumeCommand implements Callable<Integer> {
         }
         if (maxAttempts < 1 || maxAttempts > 1000) {
             throw new ParameterException(spec.commandLine(), "--max-attempts must be from 1 to 1000, was " + maxAttempts);
+        }
+        if (idleExit != null && (idleExit.isNegative() || idleExit.isZero())) {
+            throw new ParameterException(spec.commandLine(), "--idle-exit must be positive, was " + idleExit);
         }
         if (metricsPort != null && (metricsPort < 0 || metricsPort > 65_535)) {
             throw new ParameterException(spec.commandLine(), "--metrics-port must be from 0 to 65535, was " + metricsPort);

@@ -1,0 +1,23 @@
+package dev.idempotent.inbox.kafka;
+
+/**
+ * Where a {@link KafkaInboxConsumer} keeps the position of each partition it consumed.
+ */
+public enum OffsetStorage {
+
+    /**
+     * In Kafka's committed offsets of the consumer group, committed with {@code commitSync} after the
+     * database commit of each batch. A crash between the two redelivers the batch, whose ids the
+     * inbox then answers as duplicates.
+     */
+    KAFKA,
+
+    /**
+     * In table {@code inbox_kafka_offset} of the inbox's database, one row per group, topic and
+     * partition, written in the same transaction as the batch; on assignment the consumer seeks to
+     * the stored position, so the database alone decides what was consumed. Kafka's committed
+     * offsets are still written after each batch, for lag monitoring only. Needs an inbox whose
+     * transaction handle is a Jdbi {@code Handle} (the SQLite, PostgreSQL and MariaDB inboxes).
+     */
+    DATABASE
+}

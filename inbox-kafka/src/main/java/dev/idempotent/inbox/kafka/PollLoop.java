@@ -1,0 +1,373 @@
+package dev.idempotent.inbox.kafka;
+
+import dev.idempotent.inbox.FailureKind;
+import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.Message;
+import dev.idempotent.inbox.MessageResult;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.StaleMessageException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The poll thread of a {@link KafkaInboxConsumer}: every call on the Kafka consumer (poll, commit,
+ * seek, pause) happens here, since a Kafka consumer is single-threaded; only {@link #close()} comes
+ * from elsewhere, through {@code wakeup()}.
+ */
+final class PollLoop<H> implements ConsumerRebalanceListener {
+
+    private static final Logger log = LoggerFactory.getLogger(KafkaInboxConsumer.class);
+    private static final int ASSIGNMENT_READ_ATTEMPTS = 5;
+
+    private final Consumer<String, byte[]> consumer;
+    private final Set<String> topics;
+    private final Inbox<H> inbox;
+    private final RecordEffect<H> effect;
+    private final RecordReader reader;
+    private final DatabaseOffsets databaseOffsets; // null: positions are kept in Kafka only
+    private final KafkaInboxListener<H> listener;
+    private final int maxEffectAttempts;
+    private final Duration retryBackoff;
+    private final Duration pollTimeout;
+    private final Duration commitTimeout;
+
+    /** Positions committed in the database but not yet in Kafka. */
+    private final Map<TopicPartition, OffsetAndMetadata> uncommitted = new HashMap<>();
+    /** Partitions paused after a failure, with the System.nanoTime() at which to resume them. */
+    private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
+    /** Effect failures so far of the record at a partition's position. */
+    private final Map<TopicPartition, Attempts> effectFailures = new HashMap<>();
+
+    private final AtomicBoolean started = new AtomicBoolean();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile boolean closing;
+
+    PollLoop(Consumer<String, byte[]> consumer, Set<String> topics, Inbox<H> inbox, RecordEffect<H> effect,
+            RecordReader reader, DatabaseOffsets databaseOffsets, KafkaInboxListener<H> listener,
+            int maxEffectAttempts, Duration retryBackoff, Duration pollTimeout, Duration commitTimeout) {
+        this.consumer = consumer;
+        this.topics = topics;
+        this.inbox = inbox;
+        this.effect = effect;
+        this.reader = reader;
+        this.databaseOffsets = databaseOffsets;
+        this.listener = listener;
+        this.maxEffectAttempts = maxEffectAttempts;
+        this.retryBackoff = retryBackoff;
+        this.pollTimeout = pollTimeout;
+        this.commitTimeout = commitTimeout;
+    }
+
+    void run() {
+        if (!started.compareAndSet(false, true)) {
+            throw new IllegalStateException("run() was called before; a KafkaInboxConsumer runs once");
+        }
+        try {
+            if (closing) {
+                return;
+            }
+            consumer.subscribe(topics, this);
+            while (!closing) {
+                resumeDuePartitions();
+                ConsumerRecords<String, byte[]> records;
+                try {
+                    records = consumer.poll(nextPollTimeout());
+                } catch (WakeupException e) {
+                    continue; // close() was called: the loop's condition ends it
+                }
+                for (TopicPartition partition : records.partitions()) {
+                    if (closing) {
+                        break; // the remaining batches are abandoned unapplied; their positions stay
+                    }
+                    applyBatch(partition, records.records(partition));
+                }
+                if (!uncommitted.isEmpty()) {
+                    commitToKafka(Set.copyOf(uncommitted.keySet()));
+                }
+            }
+        } catch (WakeupException e) {
+            if (!closing) {
+                throw e;
+            }
+        } finally {
+            try {
+                if (!uncommitted.isEmpty()) {
+                    commitToKafka(Set.copyOf(uncommitted.keySet()));
+                }
+            } catch (RuntimeException e) {
+                log.info("kafka consumer: positions not committed to Kafka on close: {}", e.toString());
+            } finally {
+                try {
+                    consumer.close(commitTimeout);
+                } finally {
+                    stopped.countDown();
+                }
+            }
+        }
+    }
+
+    void close() {
+        closing = true;
+        if (!started.get()) {
+            if (started.compareAndSet(false, true)) {
+                consumer.close(commitTimeout);
+                stopped.countDown();
+                return;
+            }
+        }
+        consumer.wakeup();
+        try {
+            if (!stopped.await(commitTimeout.toMillis() * 2 + 1_000, TimeUnit.MILLISECONDS)) {
+                log.warn("kafka consumer: the poll thread did not stop within {}", commitTimeout.multipliedBy(2));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One partition's records of one poll: one transaction, then the position. */
+    private void applyBatch(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
+        List<Slot> slots = new ArrayList<>(records.size());
+        List<Message> messages = new ArrayList<>(records.size());
+        Map<Message, ConsumerRecord<String, byte[]>> recordOf = new IdentityHashMap<>();
+        for (ConsumerRecord<String, byte[]> record : records) {
+            try {
+                Message message = reader.read(record);
+                if (message == null) {
+                    throw new IllegalStateException("the record reader gave no message");
+                }
+                messages.add(message);
+                recordOf.put(message, record);
+                slots.add(new Slot(record, null));
+            } catch (RuntimeException unreadable) {
+                slots.add(new Slot(record, unreadable));
+            }
+        }
+        long first = records.get(0).offset();
+        long[] next = {first};
+        try {
+            inbox.<Void, Exception>applyAll(messages, (tx, message) -> {
+                effect.apply(tx, recordOf.get(message));
+                return null;
+            }, (tx, results) -> next[0] = settle(tx, partition, slots, results));
+        } catch (RuntimeException failure) {
+            if (FailureKind.of(failure) == FailureKind.PERMANENT) {
+                throw failure;
+            }
+            log.warn("kafka consumer: batch {}@{} ({} records) not applied, retried after {}: {}",
+                    partition, first, records.size(), retryBackoff, failure.toString());
+            retryLater(partition, first);
+            return;
+        }
+        long end = records.get(records.size() - 1).offset() + 1;
+        if (next[0] > first) {
+            uncommitted.put(partition, new OffsetAndMetadata(next[0]));
+            commitToKafka(Set.of(partition));
+            listener.onCommitted(partition, next[0]);
+        }
+        if (next[0] < end) {
+            retryLater(partition, next[0]);
+        }
+    }
+
+    /**
+     * Inside the batch's transaction: reports conflicts and rejections, and finds the position, the
+     * offset after the settled records that precede the first one to retry.
+     */
+    private long settle(H tx, TopicPartition partition, List<Slot> slots, List<MessageResult<Void>> results) {
+        long next = slots.get(0).record().offset();
+        int result = 0;
+        for (Slot slot : slots) {
+            ConsumerRecord<String, byte[]> record = slot.record();
+            if (slot.unreadable() != null) {
+                log.warn("kafka consumer: record {}@{} rejected, unreadable: {}", partition, record.offset(),
+                        slot.unreadable().toString());
+                listener.onRejected(tx, record, slot.unreadable());
+                next = record.offset() + 1;
+                continue;
+            }
+            MessageResult<Void> judged = results.get(result++);
+            if (judged.outcome().isPresent()) {
+                if (judged.outcome().get() instanceof Outcome.Conflict<Void> conflict) {
+                    log.info("kafka consumer: record {}@{} id={} conflicts with the business applied first",
+                            partition, record.offset(), conflict.id());
+                    listener.onConflict(tx, record, conflict);
+                }
+                effectFailures.remove(partition);
+                next = record.offset() + 1;
+                continue;
+            }
+            Exception failure = judged.failure().orElseThrow();
+            FailureKind kind = FailureKind.of(failure);
+            if (kind == FailureKind.RETRYABLE || (kind == FailureKind.EFFECT && !lastAttempt(partition, record))) {
+                break; // neither this record nor any after it counts as consumed
+            }
+            if (failure instanceof StaleMessageException) {
+                // An expected answer to a resend older than the retention, not a fault.
+                log.info("kafka consumer: record {}@{} id={} rejected as stale", partition, record.offset(),
+                        judged.message().id());
+            } else {
+                log.warn("kafka consumer: record {}@{} id={} rejected ({}): {}", partition, record.offset(),
+                        judged.message().id(), kind, failure.toString());
+            }
+            listener.onRejected(tx, record, failure);
+            effectFailures.remove(partition);
+            next = record.offset() + 1;
+        }
+        if (databaseOffsets != null && next > slots.get(0).record().offset()) {
+            databaseOffsets.write(DatabaseOffsets.handleOf(tx), partition, next);
+        }
+        return next;
+    }
+
+    /** Counts a failed attempt of the effect of {@code record}; true once the attempts are used up. */
+    private boolean lastAttempt(TopicPartition partition, ConsumerRecord<String, byte[]> record) {
+        Attempts attempts = effectFailures.get(partition);
+        int failed = attempts != null && attempts.offset() == record.offset() ? attempts.failed() + 1 : 1;
+        effectFailures.put(partition, new Attempts(record.offset(), failed));
+        return failed >= maxEffectAttempts;
+    }
+
+    private void retryLater(TopicPartition partition, long offset) {
+        consumer.seek(partition, offset);
+        consumer.pause(Set.of(partition));
+        pausedUntil.put(partition, System.nanoTime() + retryBackoff.toNanos());
+    }
+
+    private void resumeDuePartitions() {
+        long now = System.nanoTime();
+        List<TopicPartition> due = new ArrayList<>();
+        pausedUntil.forEach((partition, until) -> {
+            if (until - now <= 0) {
+                due.add(partition);
+            }
+        });
+        if (!due.isEmpty()) {
+            due.forEach(pausedUntil::remove);
+            consumer.resume(due);
+        }
+    }
+
+    private Duration nextPollTimeout() {
+        long now = System.nanoTime();
+        long wait = pollTimeout.toNanos();
+        for (long until : pausedUntil.values()) {
+            wait = Math.min(wait, Math.max(0, until - now));
+        }
+        return Duration.ofNanos(Math.max(wait, TimeUnit.MILLISECONDS.toNanos(1)));
+    }
+
+    /**
+     * Commits the positions of {@code partitions} that are in the database but not yet in Kafka. A
+     * failure keeps them for the next try: positions are cumulative, so a later commit covers an
+     * earlier one, and a batch whose commit never reaches Kafka is redelivered as duplicates.
+     */
+    private void commitToKafka(Collection<TopicPartition> partitions) {
+        Map<TopicPartition, OffsetAndMetadata> positions = new HashMap<>();
+        for (TopicPartition partition : partitions) {
+            OffsetAndMetadata position = uncommitted.get(partition);
+            if (position != null) {
+                positions.put(partition, position);
+            }
+        }
+        if (positions.isEmpty()) {
+            return;
+        }
+        try {
+            consumer.commitSync(positions, commitTimeout);
+            positions.forEach(uncommitted::remove);
+        } catch (WakeupException e) {
+            throw e;
+        } catch (KafkaException e) {
+            log.info("kafka consumer: commit of {} to Kafka failed, kept for the next try: {}", positions.keySet(),
+                    e.toString());
+        }
+    }
+
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+        // No batch is in flight here: each was committed in the database before this poll began.
+        try {
+            commitToKafka(partitions);
+        } catch (WakeupException e) {
+            closing = true;
+        }
+        forget(partitions);
+    }
+
+    @Override
+    public void onPartitionsLost(Collection<TopicPartition> partitions) {
+        // Another member may own them already: committing for them would be refused, or wrong.
+        forget(partitions);
+    }
+
+    private void forget(Collection<TopicPartition> partitions) {
+        for (TopicPartition partition : partitions) {
+            uncommitted.remove(partition);
+            pausedUntil.remove(partition);
+            effectFailures.remove(partition);
+        }
+    }
+
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+        if (databaseOffsets == null || partitions.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, Long> stored = readStoredPositions(partitions);
+        stored.forEach((partition, offset) -> {
+            log.debug("kafka consumer: {} resumes at {}, the position stored in the database", partition, offset);
+            consumer.seek(partition, offset);
+        });
+    }
+
+    /**
+     * Reads in a transaction of the inbox itself (an empty batch) so that the handle is the one
+     * positions are written through. Retried a few times: members that start together may race to
+     * create the table.
+     */
+    private Map<TopicPartition, Long> readStoredPositions(Collection<TopicPartition> partitions) {
+        RuntimeException last = null;
+        for (int attempt = 1; attempt <= ASSIGNMENT_READ_ATTEMPTS; attempt++) {
+            Map<TopicPartition, Long> stored = new HashMap<>();
+            try {
+                inbox.<Void, RuntimeException>applyAll(List.of(), (tx, message) -> null,
+                        (tx, results) -> stored.putAll(databaseOffsets.read(DatabaseOffsets.handleOf(tx), partitions)));
+                return stored;
+            } catch (IllegalStateException e) {
+                throw e; // not a Jdbi inbox: retrying cannot help
+            } catch (RuntimeException e) {
+                if (e instanceof InboxException && FailureKind.of(e) == FailureKind.PERMANENT) {
+                    throw e;
+                }
+                last = e;
+                log.info("kafka consumer: reading stored positions failed (attempt {}): {}", attempt, e.toString());
+            }
+        }
+        throw last;
+    }
+
+    private record Slot(ConsumerRecord<String, byte[]> record, RuntimeException unreadable) {}
+
+    private record Attempts(long offset, int failed) {}
+}
