@@ -1,0 +1,2 @@
+/** The example warehouse's receiver on Spring Boot. */
+package dev.idempotent.inbox.examples.spring;

@@ -1,0 +1,86 @@
+package dev.idempotent.inbox.spring;
+
+import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxListener;
+import dev.idempotent.inbox.SchemaMode;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.context.annotation.Bean;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Builds an {@link Inbox} over the application's single {@link DataSource}, its store chosen from
+ * the database the data source reaches (SQLite, PostgreSQL or MariaDB) and its settings from the
+ * {@code inbox.*} properties ({@link InboxProperties}), and a {@link SpringInbox} that joins the
+ * application's transactions. Each bean backs off when the application defines its own;
+ * {@code inbox.enabled=false} turns both off.
+ */
+@AutoConfiguration(
+        after = {DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class},
+        afterName = {"org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+                "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
+@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnBooleanProperty(name = "inbox.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(InboxProperties.class)
+public final class InboxAutoConfiguration {
+
+    /** For Spring. */
+    public InboxAutoConfiguration() {
+    }
+
+    /**
+     * The inbox, closed with the context.
+     *
+     * @param dataSource the application's data source
+     * @param properties the {@code inbox.*} properties
+     * @param listeners the application's {@link InboxListener}s (the metrics' among them), told of
+     *     every call in their order
+     * @return the open inbox
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(Inbox.class)
+    // After Flyway, Liquibase and spring.sql.init: under validate, their migrations must have run.
+    @DependsOnDatabaseInitialization
+    public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listeners) {
+        InboxStores.Store store = InboxStores.of(dataSource);
+        return build(InboxStores.builder(store, Jdbi.create(dataSource)), store, properties, listeners);
+    }
+
+    private static <I extends JdbiInbox> I build(
+            InboxBuilder<I> builder, InboxStores.Store store, InboxProperties properties,
+            ObjectProvider<InboxListener> listeners) {
+        InboxBuilder<I> configured = properties.applyTo(builder);
+        configured = configured.listener(InboxListeners.of(listeners.orderedStream().toList()));
+        SchemaMode schema = properties.schema() == null ? store.defaultSchemaMode : properties.schema();
+        return configured.schema(schema).build();
+    }
+
+    /**
+     * The inbox joining the application's transactions.
+     *
+     * @param inbox the inbox, the application's own if it defines one
+     * @param dataSource the application's data source
+     * @param transactionManager the application's transaction manager, if it has exactly one
+     * @return the bean to apply messages through
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(JdbiInbox.class)
+    public SpringInbox springInbox(
+            JdbiInbox inbox, DataSource dataSource, ObjectProvider<PlatformTransactionManager> transactionManager) {
+        PlatformTransactionManager manager = transactionManager.getIfUnique();
+        return new SpringInbox(inbox, dataSource, manager == null ? null : new TransactionTemplate(manager));
+    }
+}

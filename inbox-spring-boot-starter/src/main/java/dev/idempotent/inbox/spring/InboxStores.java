@@ -1,0 +1,76 @@
+package dev.idempotent.inbox.spring;
+
+import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.SchemaMode;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
+import dev.idempotent.inbox.mariadb.MariaDbInbox;
+import dev.idempotent.inbox.postgres.PostgresInbox;
+import dev.idempotent.inbox.sqlite.SqliteInbox;
+import java.sql.DatabaseMetaData;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.springframework.boot.jdbc.DatabaseDriver;
+import org.springframework.jdbc.support.JdbcUtils;
+import org.springframework.jdbc.support.MetaDataAccessException;
+
+/**
+ * The store for a data source, chosen from the database product its connections report. Each
+ * store's classes are named in a method of its own, so that a store whose JDBC driver the
+ * application does not have is never loaded.
+ */
+final class InboxStores {
+
+    private InboxStores() {
+    }
+
+    /** The databases the inbox has a store for. */
+    enum Store {
+        SQLITE(SchemaMode.CREATE),
+        POSTGRESQL(SchemaMode.VALIDATE),
+        MARIADB(SchemaMode.VALIDATE);
+
+        final SchemaMode defaultSchemaMode;
+
+        Store(SchemaMode defaultSchemaMode) {
+            this.defaultSchemaMode = defaultSchemaMode;
+        }
+    }
+
+    static Store of(DataSource dataSource) {
+        String product;
+        try {
+            product = JdbcUtils.extractDatabaseMetaData(dataSource, DatabaseMetaData::getDatabaseProductName);
+        } catch (MetaDataAccessException e) {
+            throw new InboxException("the inbox could not learn which database the DataSource reaches: " + e.getMessage(), e);
+        }
+        DatabaseDriver driver = DatabaseDriver.fromProductName(product);
+        return switch (driver) {
+            case SQLITE -> Store.SQLITE;
+            case POSTGRESQL -> Store.POSTGRESQL;
+            case MARIADB -> Store.MARIADB;
+            default -> throw new InboxException("the inbox has no store for the DataSource's database '" + product
+                    + "'; it works on SQLite, PostgreSQL and MariaDB");
+        };
+    }
+
+    static InboxBuilder<? extends JdbiInbox> builder(Store store, Jdbi jdbi) {
+        return switch (store) {
+            case SQLITE -> sqlite(jdbi);
+            case POSTGRESQL -> postgres(jdbi);
+            case MARIADB -> mariaDb(jdbi);
+        };
+    }
+
+    private static InboxBuilder<? extends JdbiInbox> sqlite(Jdbi jdbi) {
+        return SqliteInbox.builder(jdbi);
+    }
+
+    private static InboxBuilder<? extends JdbiInbox> postgres(Jdbi jdbi) {
+        return PostgresInbox.builder(jdbi);
+    }
+
+    private static InboxBuilder<? extends JdbiInbox> mariaDb(Jdbi jdbi) {
+        return MariaDbInbox.builder(jdbi);
+    }
+}

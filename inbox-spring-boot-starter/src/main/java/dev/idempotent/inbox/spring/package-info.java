@@ -1,0 +1,7 @@
+/**
+ * The inbox in Spring Boot: an {@link dev.idempotent.inbox.Inbox} bean over the application's
+ * {@code DataSource}, configured by the {@code inbox.*} properties, and a
+ * {@link dev.idempotent.inbox.spring.SpringInbox} that applies messages inside the application's
+ * Spring-managed transactions.
+ */
+package dev.idempotent.inbox.spring;

@@ -1,0 +1,92 @@
+package dev.idempotent.inbox.spring;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxStats;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.sqlite.SqliteInbox;
+import java.nio.file.Path;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sqlite.SQLiteDataSource;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** SpringInbox on SQLite files, with and without a Spring transaction around it. */
+class SpringInboxTest {
+
+    @TempDir
+    Path dir;
+
+    private SQLiteDataSource file(String name) {
+        SQLiteDataSource dataSource = new SQLiteDataSource();
+        dataSource.setUrl("jdbc:sqlite:" + dir.resolve(name));
+        return dataSource;
+    }
+
+    @Test
+    void aTransactionOfAnotherDataSourceIsRefusedAndNothingIsRecorded() {
+        SQLiteDataSource inboxFile = file("inbox.db");
+        SQLiteDataSource otherFile = file("other.db");
+        try (SqliteInbox inbox = SqliteInbox.builder(Jdbi.create(inboxFile)).build()) {
+            SpringInbox spring = new SpringInbox(inbox, inboxFile, null);
+            TransactionTemplate other = new TransactionTemplate(new DataSourceTransactionManager(otherFile));
+
+            InboxException refused = assertThrows(InboxException.class, () -> other.executeWithoutResult(status ->
+                    spring.apply("x-1", Content.of(1), tx -> { })));
+
+            assertTrue(refused.getMessage().contains("holds no connection of the inbox's DataSource"), refused.getMessage());
+            assertTrue(inbox.find("x-1").isEmpty());
+            assertEquals(new InboxStats(0, 0, 0, 0, 0, 0, 0), inbox.stats());
+        }
+    }
+
+    @Test
+    void withoutATransactionManagerTheInboxOpensItsOwnAndTheEffectWritesThroughItsHandle() {
+        SQLiteDataSource dataSource = file("app.db");
+        Jdbi jdbi = Jdbi.create(dataSource);
+        jdbi.useHandle(h -> h.execute("CREATE TABLE stock (total INTEGER NOT NULL)"));
+        jdbi.useHandle(h -> h.execute("INSERT INTO stock VALUES (0)"));
+        try (SqliteInbox inbox = SqliteInbox.builder(jdbi).build()) {
+            SpringInbox spring = new SpringInbox(inbox, dataSource, null);
+
+            Outcome<Integer> outcome = spring.apply("s-1", Content.of(4), tx -> tx.execute("UPDATE stock SET total = total + 4"));
+            Outcome<Integer> again = spring.apply("s-1", Content.of(4), tx -> tx.execute("UPDATE stock SET total = total + 4"));
+
+            assertInstanceOf(Outcome.Applied.class, outcome);
+            assertInstanceOf(Outcome.Duplicate.class, again);
+            int total = jdbi.withHandle(h -> h.createQuery("SELECT total FROM stock").mapTo(Integer.class).one());
+            assertEquals(4, total);
+            assertEquals(1, inbox.stats().applied());
+        }
+    }
+
+    @Test
+    void inATransactionTheOutcomeIsCountedAfterTheCommitAndARollbackCountsNothing() {
+        SQLiteDataSource dataSource = file("tx.db");
+        try (SqliteInbox inbox = SqliteInbox.builder(Jdbi.create(dataSource)).build()) {
+            TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+            SpringInbox spring = new SpringInbox(inbox, dataSource, transactions);
+
+            long countedInside = transactions.execute(status -> {
+                spring.apply("t-1", Content.of(1), tx -> { });
+                return inbox.stats().applied();
+            });
+            assertEquals(0, countedInside);
+            assertEquals(1, inbox.stats().applied());
+
+            transactions.executeWithoutResult(status -> {
+                spring.apply("t-2", Content.of(2), tx -> { });
+                status.setRollbackOnly();
+            });
+            assertTrue(inbox.find("t-2").isEmpty());
+            assertEquals(1, inbox.stats().attempts(), "the rolled-back call is not counted");
+        }
+    }
+}
