@@ -152,6 +152,36 @@ class PostgresJoinedTest {
         assertEquals(1, rows());
     }
 
+    /**
+     * Joined calls leave their savepoints to the caller's commit: fifty in one transaction, one
+     * of whose effects throws in the middle, commit the other forty-nine and undo that one alone.
+     */
+    @Test
+    void manyJoinedCallsInOneTransactionUndoOnlyTheOneThatFailed() {
+        try (Handle handle = fixture.jdbi().open()) {
+            handle.begin();
+            for (int i = 0; i < 50; i++) {
+                int n = i;
+                if (n == 25) {
+                    assertThrows(IllegalStateException.class, () -> inbox.applyIn(handle, "m-" + n, Content.of(1), tx -> {
+                        stock.add(tx, 1);
+                        throw new IllegalStateException("the 25th fails");
+                    }));
+                } else {
+                    assertInstanceOf(Outcome.Applied.class, inbox.applyIn(handle, "m-" + n, Content.of(1),
+                            tx -> stock.add(tx, 1)));
+                }
+            }
+            assertInstanceOf(Outcome.Duplicate.class, inbox.applyIn(handle, "m-3", Content.of(1), tx -> stock.add(tx, 1)),
+                    "a repeat within the transaction sees its own claim");
+            handle.commit();
+        }
+        assertEquals(49, rows());
+        assertEquals(49, stock.total());
+        assertEquals(49, inbox.stats().applied());
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("m-25", Content.of(1), tx -> stock.add(tx, 1)));
+    }
+
     @Test
     void anAbortedCallerTransactionIsRefusedByName() {
         try (Handle handle = fixture.jdbi().open()) {

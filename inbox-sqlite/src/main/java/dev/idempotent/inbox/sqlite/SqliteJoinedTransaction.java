@@ -18,7 +18,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.Set;
 import org.jdbi.v3.core.Handle;
+import org.sqlite.SQLiteConnection;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 
@@ -56,12 +58,17 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
 
     /**
      * The caller's transaction on {@code callerHandle}, which must be a connection to {@code file}
-     * (the inbox's) with autocommit off.
+     * (the inbox's) with autocommit off. A connection found on the file once is remembered in
+     * {@code onTheFile}: its main database never changes, and asking costs a query per call.
      */
-    static SqliteJoinedTransaction join(Handle callerHandle, String file, Duration busyTimeout) {
+    static SqliteJoinedTransaction join(
+            Handle callerHandle, String file, Duration busyTimeout, Set<Connection> onTheFile) {
         Connection connection = callerHandle.getConnection();
         try {
             JoinedTransaction.requireOpenTransaction(connection);
+            if (onTheFile.contains(connection)) {
+                return new SqliteJoinedTransaction(callerHandle, file, busyTimeout);
+            }
             String joinedFile = SqliteFiles.mainFile(connection);
             if (!SqliteFiles.same(joinedFile, file)) {
                 throw new InboxException("the connection is to " + (joinedFile.isEmpty() ? "a temporary or in-memory"
@@ -71,6 +78,7 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
         } catch (SQLException e) {
             throw SqliteErrors.translate(e, "reading the caller's connection");
         }
+        onTheFile.add(connection);
         return new SqliteJoinedTransaction(callerHandle, file, busyTimeout);
     }
 
@@ -82,19 +90,47 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
     @Override
     public Optional<InboxRecord> claim(
             String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
-        try (Statement statement = connection.createStatement()) {
-            long callerBusyTimeout;
-            try (ResultSet rs = statement.executeQuery("PRAGMA busy_timeout")) {
-                callerBusyTimeout = rs.next() ? rs.getLong(1) : 0;
-            }
-            statement.execute("PRAGMA busy_timeout = " + busyTimeoutMillis);
+        try {
+            BusyTimeout callers = BusyTimeout.set(connection, busyTimeoutMillis);
             try {
                 return insertOrRead(inbox, id, fingerprint, content, receivedAt);
             } finally {
-                statement.execute("PRAGMA busy_timeout = " + callerBusyTimeout);
+                callers.restore();
             }
         } catch (SQLException e) {
             throw translate(e, "claiming the id");
+        }
+    }
+
+    /** The connection's busy timeout, set to the inbox's for the claim and put back after it. */
+    private record BusyTimeout(Connection connection, SQLiteConnection driver, long callers) {
+
+        static BusyTimeout set(Connection connection, long millis) throws SQLException {
+            SQLiteConnection driver = connection.isWrapperFor(SQLiteConnection.class)
+                    ? connection.unwrap(SQLiteConnection.class) : null;
+            long callers;
+            try (Statement statement = connection.createStatement();
+                    ResultSet rs = statement.executeQuery("PRAGMA busy_timeout")) {
+                callers = rs.next() ? rs.getLong(1) : 0;
+            }
+            BusyTimeout timeout = new BusyTimeout(connection, driver, callers);
+            timeout.apply(millis);
+            return timeout;
+        }
+
+        void restore() throws SQLException {
+            apply(callers);
+        }
+
+        // The driver's call sets SQLite's busy timeout directly, without a statement to prepare.
+        private void apply(long millis) throws SQLException {
+            if (driver != null) {
+                driver.setBusyTimeout((int) Math.min(Integer.MAX_VALUE, millis));
+            } else {
+                try (Statement statement = connection.createStatement()) {
+                    statement.execute("PRAGMA busy_timeout = " + millis);
+                }
+            }
         }
     }
 

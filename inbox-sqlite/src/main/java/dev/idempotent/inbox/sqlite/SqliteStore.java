@@ -15,11 +15,15 @@ import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
+import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.Optional;
+import java.util.Set;
+import java.util.WeakHashMap;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -70,6 +74,9 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
     private final WalCheckpointer checkpointer;
     // The main file of the writer connection, as SQLite names it.
     private final String file;
+    // Callers' connections already found to be on that file, forgotten with the connections.
+    private final Set<Connection> joinedConnections = Collections.newSetFromMap(
+            Collections.synchronizedMap(new WeakHashMap<>()));
     // Used by one thread at a time, the one the core lets open a transaction; the core's queue
     // orders those uses. Null after a connection in doubt was dropped, until the next transaction.
     private SqliteWriter writer;
@@ -115,7 +122,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
      */
     @Override
     public StoreTransaction<Handle> join(Handle callerHandle) {
-        return SqliteJoinedTransaction.join(callerHandle, file, busyTimeout);
+        return SqliteJoinedTransaction.join(callerHandle, file, busyTimeout, joinedConnections);
     }
 
     @Override
