@@ -3,7 +3,10 @@ package dev.idempotent.inbox.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,7 +15,13 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import dev.idempotent.inbox.spring.actuate.InboxActuatorAutoConfiguration;
+import dev.idempotent.inbox.spring.actuate.InboxEndpoint;
+import dev.idempotent.inbox.spring.actuate.InboxHealthIndicator;
+import dev.idempotent.inbox.spring.metrics.InboxMetricsAutoConfiguration;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -22,12 +31,17 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -117,6 +131,72 @@ class InboxInstancesTest {
         Both both(@Qualifier("paymentsSpringInbox") SpringInbox payments, @Qualifier("ordersInbox") JdbiInbox orders) {
             return new Both(payments, orders);
         }
+    }
+
+    @Test
+    void healthAndEndpointCoverEveryInboxByName() {
+        two().withConfiguration(AutoConfigurations.of(InboxActuatorAutoConfiguration.class))
+                .withPropertyValues("management.endpoints.web.exposure.include=inbox").run(context -> {
+            assertThat(context).hasNotFailed().doesNotHaveBean(InboxHealthIndicator.class).hasSingleBean(InboxEndpoint.class);
+            context.getBean("ordersSpringInbox", SpringInbox.class).apply("e-1", Content.of(42), tx -> { });
+
+            CompositeHealthContributor health = context.getBean("inboxHealthContributor", CompositeHealthContributor.class);
+            for (String name : List.of("payments", "orders-eu")) {
+                Health one = ((InboxHealthIndicator) health.getContributor(name)).health(true);
+                assertEquals(Status.UP, one.getStatus(), one::toString);
+                assertEquals(name, one.getDetails().get("name"));
+            }
+            assertEquals(2, health.stream().count());
+
+            InboxEndpoint endpoint = context.getBean(InboxEndpoint.class);
+            InboxEndpoint.Inboxes summary = assertInstanceOf(InboxEndpoint.Inboxes.class, endpoint.summary());
+            assertEquals(List.of("payments", "orders-eu"), List.copyOf(summary.inboxes().keySet()));
+            assertEquals(0, summary.inboxes().get("payments").stats().applied());
+            assertEquals(1, summary.inboxes().get("orders-eu").stats().applied());
+
+            assertEquals("e-1", endpoint.recordIn("orders-eu", "e-1").get("id"));
+            assertEquals("orders-eu", endpoint.recordIn("orders-eu", "e-1").get("inbox"));
+            assertNull(endpoint.recordIn("payments", "e-1"), "not the other inbox's");
+            assertNull(endpoint.recordIn("nowhere", "e-1"), "no such inbox");
+            InvalidEndpointRequestException unnamed =
+                    assertThrows(InvalidEndpointRequestException.class, () -> endpoint.record("e-1"));
+            assertTrue(unnamed.getMessage().contains("/actuator/inbox/{inbox}/{id}"), unnamed.getMessage());
+        });
+    }
+
+    @Test
+    void theSingleInboxEndpointAnswersAsBefore() {
+        sqlite().withConfiguration(AutoConfigurations.of(InboxActuatorAutoConfiguration.class))
+                .withPropertyValues("management.endpoints.web.exposure.include=inbox").run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(InboxHealthIndicator.class)
+                    .doesNotHaveBean(CompositeHealthContributor.class);
+            context.getBean(SpringInbox.class).apply("s-1", Content.of(1), tx -> { });
+            InboxEndpoint endpoint = context.getBean(InboxEndpoint.class);
+            InboxEndpoint.Summary summary = assertInstanceOf(InboxEndpoint.Summary.class, endpoint.summary());
+            assertEquals("default", summary.name());
+            assertEquals("s-1", endpoint.record("s-1").get("id"));
+            assertEquals("s-1", endpoint.recordIn("default", "s-1").get("id"));
+        });
+    }
+
+    @Test
+    void metricsAreBoundToEveryInboxAndTaggedByItsName() {
+        two().withConfiguration(AutoConfigurations.of(InboxMetricsAutoConfiguration.class))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
+            assertThat(context).hasNotFailed();
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            // Bound at start-up: each inbox's meters exist before its first call.
+            for (String name : List.of("payments", "orders-eu")) {
+                assertEquals(0.0, registry.get("inbox.messages").tag("inbox", name).tag("outcome", "applied")
+                        .counter().count());
+                assertNotNull(registry.find("inbox.retention.horizon.age").tag("inbox", name).timeGauge(), name);
+            }
+            context.getBean("paymentsSpringInbox", SpringInbox.class).apply("m-1", Content.of(1), tx -> { });
+            assertEquals(1.0, registry.get("inbox.messages").tag("inbox", "payments").tag("outcome", "applied")
+                    .counter().count());
+            assertEquals(0.0, registry.get("inbox.messages").tag("inbox", "orders-eu").tag("outcome", "applied")
+                    .counter().count());
+        });
     }
 
     @Test
