@@ -15,6 +15,7 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import dev.idempotent.inbox.postgres.PostgresInbox;
 import dev.idempotent.inbox.spring.actuate.InboxActuatorAutoConfiguration;
 import dev.idempotent.inbox.spring.actuate.InboxEndpoint;
 import dev.idempotent.inbox.spring.actuate.InboxHealthIndicator;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
@@ -197,6 +199,25 @@ class InboxInstancesTest {
             assertEquals(0.0, registry.get("inbox.messages").tag("inbox", "orders-eu").tag("outcome", "applied")
                     .counter().count());
         });
+    }
+
+    @Test
+    void instancesUnderValidateAreBuiltAfterSpringBootsFlywayMigration() {
+        try (PostgresSchema schema = new PostgresSchema()) {
+            runner.withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class))
+                    .withPropertyValues("spring.datasource.url=" + schema.url(),
+                            "spring.datasource.username=" + PostgresSchema.USER,
+                            "spring.flyway.schemas=" + schema.name,
+                            "spring.flyway.locations=classpath:dev/idempotent/inbox/postgres/flyway",
+                            "inbox.instances.payments.retention=7d", "inbox.instances.orders.busy-timeout=2s")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        PostgresInbox payments = context.getBean("paymentsInbox", PostgresInbox.class);
+                        assertEquals(CommitMode.PER_CALLER, payments.settings().commitMode(), "PostgreSQL's default");
+                        assertInstanceOf(Outcome.Applied.class, context.getBean("ordersSpringInbox", SpringInbox.class)
+                                .apply("f-1", Content.of(1), tx -> { }));
+                    });
+        }
     }
 
     @Test
