@@ -17,6 +17,9 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -25,7 +28,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * the database the data source reaches (SQLite, PostgreSQL or MariaDB) and its settings from the
  * {@code inbox.*} properties ({@link InboxProperties}), and a {@link SpringInbox} that joins the
  * application's transactions. Each bean backs off when the application defines its own;
- * {@code inbox.enabled=false} turns both off.
+ * {@code inbox.enabled=false} turns both off. With {@code inbox.instances.<key>.*} it builds one
+ * inbox and one {@link SpringInbox} per entry instead, the beans {@code <key>Inbox} and
+ * {@code <key>SpringInbox}.
  */
 @AutoConfiguration(
         after = {DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class},
@@ -50,21 +55,19 @@ public final class InboxAutoConfiguration {
      * @return the open inbox
      */
     @Bean(destroyMethod = "close")
+    @Conditional(InboxInstances.NoneConfigured.class)
     @ConditionalOnMissingBean(Inbox.class)
     // After Flyway, Liquibase and spring.sql.init: under validate, their migrations must have run.
     @DependsOnDatabaseInitialization
     public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listeners) {
         InboxStores.Store store = InboxStores.of(dataSource);
-        return build(InboxStores.builder(store, Jdbi.create(dataSource)), store, properties, listeners);
+        return build(properties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource))),
+                properties.schema() == null ? store.defaultSchemaMode : properties.schema(), listeners);
     }
 
-    private static <I extends JdbiInbox> I build(
-            InboxBuilder<I> builder, InboxStores.Store store, InboxProperties properties,
-            ObjectProvider<InboxListener> listeners) {
-        InboxBuilder<I> configured = properties.applyTo(builder);
-        configured = configured.listener(InboxListeners.of(listeners.orderedStream().toList()));
-        SchemaMode schema = properties.schema() == null ? store.defaultSchemaMode : properties.schema();
-        return configured.schema(schema).build();
+    static <I extends JdbiInbox> I build(
+            InboxBuilder<I> configured, SchemaMode schema, ObjectProvider<InboxListener> listeners) {
+        return configured.listener(InboxListeners.of(listeners.orderedStream().toList())).schema(schema).build();
     }
 
     /**
@@ -76,11 +79,30 @@ public final class InboxAutoConfiguration {
      * @return the bean to apply messages through
      */
     @Bean
+    @Conditional(InboxInstances.NoneConfigured.class)
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(JdbiInbox.class)
     public SpringInbox springInbox(
             JdbiInbox inbox, DataSource dataSource, ObjectProvider<PlatformTransactionManager> transactionManager) {
         PlatformTransactionManager manager = transactionManager.getIfUnique();
         return new SpringInbox(inbox, dataSource, manager == null ? null : new TransactionTemplate(manager));
+    }
+
+    /**
+     * The several inboxes of {@code inbox.instances}, in place of the single one: the beans
+     * {@code <key>Inbox} and {@code <key>SpringInbox} of each entry.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(InboxInstances.Configured.class)
+    @Import(InboxInstances.Registrar.class)
+    static class Several {
+
+        // After Flyway, Liquibase and spring.sql.init, and so is every inbox it builds.
+        @Bean
+        @DependsOnDatabaseInitialization
+        InboxInstances inboxInstances(InboxProperties properties, DataSource dataSource,
+                ObjectProvider<InboxListener> listeners, ObjectProvider<PlatformTransactionManager> transactionManager) {
+            return new InboxInstances(properties, dataSource, listeners, transactionManager);
+        }
     }
 }

@@ -6,14 +6,18 @@ import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code inbox.*} properties: the settings of the inbox the auto-configuration builds over the
- * application's {@code DataSource}. Checked when they are bound, so a bad value fails start-up with
- * a message that names the property ({@code inbox.busy-timeout: busyTimeout must be from 0 to 1
- * hour, was PT2H}); an unset one keeps the library's default.
+ * application's {@code DataSource}, or of each of several named ones ({@code inbox.instances.<key>.*}).
+ * Checked when they are bound, so a bad value fails start-up with a message that names the
+ * property ({@code inbox.busy-timeout: busyTimeout must be from 0 to 1 hour, was PT2H}); an unset
+ * one keeps the library's default.
  *
  * <p>The descriptions of the components below are also the IDE's, through the configuration
  * metadata, so they are plain sentences.
@@ -30,30 +34,88 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param schema What the inbox does about its tables at start-up: 'create' them if absent (the
  *     default on SQLite), 'validate' that they and the schema version are there (the default
  *     elsewhere, where migrations are usually the team's), or 'none'.
+ * @param instances Several inboxes instead of one, by key: each has the same settings as the single
+ *     inbox (name, busy-timeout, retention, commit-mode, schema), its name defaulting to its key, and
+ *     becomes the beans '(key)Inbox' and '(key)SpringInbox'. The single inbox's settings are then
+ *     not allowed beside them.
  */
 @ConfigurationProperties("inbox")
 public record InboxProperties(
-        String name, Duration busyTimeout, Duration retention, CommitMode commitMode, SchemaMode schema) {
+        String name, Duration busyTimeout, Duration retention, CommitMode commitMode, SchemaMode schema,
+        Map<String, Instance> instances) {
 
     /**
-     * Checks every value that is set, as the inbox's builder would.
+     * Checks every value that is set, as the inbox's builder would, and that the instances' names
+     * are distinct.
      *
      * @param name the inbox's name, or {@code null} for the default
      * @param busyTimeout the busy timeout, or {@code null} for the default
      * @param retention the retention, or {@code null} for the default
      * @param commitMode the commit mode, or {@code null} for the store's
      * @param schema the schema mode, or {@code null} for the database's default
-     * @throws IllegalArgumentException naming the property, if a value is out of range
+     * @param instances the named inboxes by key, or {@code null} or empty for the single inbox
+     * @throws IllegalArgumentException naming the property, if a value is out of range, if two
+     *     instances have one name, or if a single inbox's setting is set beside instances
      */
     public InboxProperties {
-        // A builder that never builds: it only runs the library's own checks, so the two cannot drift.
-        applyTo(new InboxBuilder<JdbiInbox>(CommitMode.PER_CALLER, settings -> {
-            throw new IllegalStateException("never built");
-        }), name, busyTimeout, retention, commitMode);
+        instances = instances == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(instances));
+        check("inbox", name, busyTimeout, retention, commitMode);
+        if (!instances.isEmpty()) {
+            refuseBesideInstances("name", name);
+            refuseBesideInstances("busy-timeout", busyTimeout);
+            refuseBesideInstances("retention", retention);
+            refuseBesideInstances("commit-mode", commitMode);
+            refuseBesideInstances("schema", schema);
+        }
+        Map<String, String> keyByName = new LinkedHashMap<>();
+        instances.forEach((key, instance) -> {
+            String prefix = "inbox.instances." + key;
+            Instance settings = instance == null ? new Instance(null, null, null, null, null) : instance;
+            check(prefix, settings.nameOr(key), settings.busyTimeout(), settings.retention(), settings.commitMode());
+            String other = keyByName.putIfAbsent(settings.nameOr(key), key);
+            if (other != null) {
+                throw new IllegalArgumentException(prefix + ".name: the inbox name '" + settings.nameOr(key)
+                        + "' is inbox.instances." + other + "'s too; each inbox needs a name of its own");
+            }
+        });
     }
 
     /**
-     * The builder with every property that is set.
+     * The settings of one of several inboxes, {@code inbox.instances.<key>.*}: as those of the
+     * single inbox, checked by {@link InboxProperties} under the instance's full property names.
+     *
+     * @param name The inbox's name, one per consumer sharing a database; its key when unset.
+     * @param busyTimeout How long a call waits for the write lock, or for a concurrent claim of the
+     *     same id, before it fails as busy; at most 1h.
+     * @param retention How long ids are remembered before a purge may delete them.
+     * @param commitMode How the inbox's own transactions are formed: 'group' or 'per-caller'.
+     * @param schema What the inbox does about its tables at start-up: 'create', 'validate' or 'none'.
+     */
+    public record Instance(String name, Duration busyTimeout, Duration retention, CommitMode commitMode,
+            SchemaMode schema) {
+
+        /** {@return the name, or {@code key} when unset} */
+        String nameOr(String key) {
+            return name == null ? key : name;
+        }
+    }
+
+    private static void refuseBesideInstances(String property, Object value) {
+        if (value != null) {
+            throw new IllegalArgumentException("inbox." + property + ": set beside inbox.instances, where each inbox"
+                    + " has settings of its own; set inbox.instances.<key>." + property + " instead");
+        }
+    }
+
+    private static void check(String prefix, String name, Duration busyTimeout, Duration retention, CommitMode commitMode) {
+        // A builder that never builds: it only runs the library's own checks, so the two cannot drift.
+        applyTo(new InboxBuilder<JdbiInbox>(CommitMode.PER_CALLER, settings -> {
+            throw new IllegalStateException("never built");
+        }), prefix, name, busyTimeout, retention, commitMode);
+    }
+
+    /**
+     * The builder with every single-inbox property that is set.
      *
      * @param <I> the inbox type
      * @param builder the store's builder
@@ -61,28 +123,42 @@ public record InboxProperties(
      * @throws IllegalArgumentException naming the property, if the values do not hold together
      */
     <I extends JdbiInbox> InboxBuilder<I> applyTo(InboxBuilder<I> builder) {
-        return applyTo(builder, name, busyTimeout, retention, commitMode);
+        return applyTo(builder, "inbox", name, busyTimeout, retention, commitMode);
     }
 
-    private static <I extends JdbiInbox> InboxBuilder<I> applyTo(
-            InboxBuilder<I> builder, String name, Duration busyTimeout, Duration retention, CommitMode commitMode) {
+    /**
+     * The builder with every property of the instance {@code key} that is set, its name defaulting
+     * to the key.
+     *
+     * @param <I> the inbox type
+     * @param builder the store's builder
+     * @param key the instance's key in {@link #instances()}
+     * @return a new builder
+     * @throws IllegalArgumentException naming the property, if the values do not hold together
+     */
+    static <I extends JdbiInbox> InboxBuilder<I> applyTo(InboxBuilder<I> builder, String key, Instance instance) {
+        return applyTo(builder, "inbox.instances." + key, instance.nameOr(key), instance.busyTimeout(),
+                instance.retention(), instance.commitMode());
+    }
+
+    private static <I extends JdbiInbox> InboxBuilder<I> applyTo(InboxBuilder<I> builder, String prefix,
+            String name, Duration busyTimeout, Duration retention, CommitMode commitMode) {
         InboxBuilder<I> b = builder;
-        b = set(b, "inbox.name", name, v -> x -> x.name(v));
-        b = set(b, "inbox.busy-timeout", busyTimeout, v -> x -> x.busyTimeout(v));
-        b = set(b, "inbox.retention", retention, v -> x -> x.retention(v));
-        b = set(b, "inbox.commit-mode", commitMode, v -> x -> x.commitMode(v));
+        b = set(b, prefix + ".name", name, v -> x -> x.name(v));
+        b = set(b, prefix + ".busy-timeout", busyTimeout, v -> x -> x.busyTimeout(v));
+        b = set(b, prefix + ".retention", retention, v -> x -> x.retention(v));
+        b = set(b, prefix + ".commit-mode", commitMode, v -> x -> x.commitMode(v));
         try {
             b.settings();
         } catch (IllegalArgumentException e) {
-            String property = e.getMessage().startsWith("retention") ? "inbox.retention" : "inbox";
+            String property = e.getMessage().startsWith("retention") ? prefix + ".retention" : prefix;
             throw new IllegalArgumentException(property + ": " + e.getMessage(), e);
         }
         return b;
     }
 
     private static <I extends JdbiInbox, V> InboxBuilder<I> set(
-            InboxBuilder<I> builder, String property, V value,
-            java.util.function.Function<V, UnaryOperator<InboxBuilder<I>>> setter) {
+            InboxBuilder<I> builder, String property, V value, Function<V, UnaryOperator<InboxBuilder<I>>> setter) {
         if (value == null) {
             return builder;
         }

@@ -2,6 +2,6 @@
  * The inbox in Spring Boot: an {@link dev.idempotent.inbox.Inbox} bean over the application's
  * {@code DataSource}, configured by the {@code inbox.*} properties, and a
  * {@link dev.idempotent.inbox.spring.SpringInbox} that applies messages inside the application's
- * Spring-managed transactions.
+ * Spring-managed transactions; or several named pairs of them, from {@code inbox.instances.<key>.*}.
  */
 package dev.idempotent.inbox.spring;

@@ -262,7 +262,7 @@ class InboxAutoConfigurationTest {
             assertTrue(record.keySet().stream().noneMatch(key -> key.contains("content") && !key.equals("contentType")),
                     record::toString);
             assertEquals(null, endpoint.record("never-sent"));
-            assertEquals(1, endpoint.summary().stats().applied());
+            assertEquals(1, ((InboxEndpoint.Summary) endpoint.summary()).stats().applied());
         });
     }
 
@@ -281,7 +281,7 @@ class InboxAutoConfigurationTest {
         }
         assertTrue(!metadata.isEmpty(), "the starter carries configuration metadata");
         for (String property : java.util.List.of("inbox.name", "inbox.busy-timeout", "inbox.retention", "inbox.commit-mode",
-                "inbox.schema", "inbox.enabled")) {
+                "inbox.schema", "inbox.enabled", "inbox.instances")) {
             java.util.regex.Matcher entry = java.util.regex.Pattern.compile(
                     "\\{[^{}]*\"name\": \"" + java.util.regex.Pattern.quote(property) + "\"[^{}]*\\}").matcher(metadata);
             assertTrue(entry.find(), property + " in the metadata");
