@@ -437,12 +437,12 @@ class PostgresInboxTest {
     void answerLostAfterTheCommitIsUnknownOutcomeAndRedeliveryIsDuplicate() throws Exception {
         PostgresInbox direct = open();
         PostgresInbox relayed;
-        try (CommitReplyCutter cutter = new CommitReplyCutter(PostgresFixture.HOST, PostgresFixture.PORT)) {
-            relayed = open(PostgresInbox.builder(fixture.jdbiVia(cutter.port(), "")).name("warehouse"));
-            cutter.arm();
+        try (FaultRelay relay = new FaultRelay(PostgresFixture.HOST, PostgresFixture.PORT)) {
+            relayed = open(PostgresInbox.builder(fixture.jdbiVia(relay.port(), "")).name("warehouse"));
+            relay.cutCommit(FaultRelay.Cut.AFTER_THE_SERVER, 0);
 
             assertThrows(OutcomeUnknownException.class, () -> receive(relayed, "snack-7", 7));
-            assertTrue(cutter.hasCut(), "the relay dropped the answer to a COMMIT");
+            assertEquals(1, relay.commitsCut(), "the relay dropped the answer to a COMMIT");
         }
 
         assertEquals(7, stock.total(), "the COMMIT reached the server and took effect");
