@@ -138,8 +138,9 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private void checkEffectKeptTransaction() {
         boolean attempted = effectGuard != null && effectGuard.exit();
         effectGuard = null;
-        if (attempted || !stillOpen()) {
-            broken = !stillOpen();
+        boolean open = stillOpen();
+        if (attempted || !open) {
+            broken = !open;
             throw new EffectBrokeTransactionException(isJoined()
                     ? "the effect committed or rolled back the caller's transaction it was given (or tried to);"
                             + " whatever it committed stays committed, claim included, and whatever it rolled back is"

@@ -45,8 +45,4 @@ final class SqliteFiles {
     static boolean noTransactionActive(SQLException failure) {
         return String.valueOf(failure.getMessage()).contains("no transaction is active");
     }
-
-    static boolean noSuchInboxTable(SQLException failure) {
-        return String.valueOf(failure.getMessage()).contains("no such table: inbox_");
-    }
 }

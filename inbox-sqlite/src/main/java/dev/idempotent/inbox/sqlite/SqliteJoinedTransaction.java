@@ -3,7 +3,6 @@ package dev.idempotent.inbox.sqlite;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
-import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
@@ -21,8 +20,6 @@ import java.util.Optional;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.sqlite.SQLiteConnection;
-import org.sqlite.SQLiteErrorCode;
-import org.sqlite.SQLiteException;
 
 /**
  * One joined call in a transaction the caller owns on its own connection to the inbox's file: a
@@ -34,7 +31,7 @@ import org.sqlite.SQLiteException;
  * takes the file's write lock, waiting in the busy handler for at most the inbox's busy timeout
  * (the caller's own busy timeout is put back right after the claim). A transaction that read the
  * file before another connection wrote to it cannot take the lock at all (SQLITE_BUSY_SNAPSHOT):
- * that is reported as busy, with what to do about it.
+ * {@link SqliteErrors} reports that as busy, with what to do about it.
  */
 final class SqliteJoinedTransaction extends JoinedTransaction {
 
@@ -98,7 +95,7 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
                 callers.restore();
             }
         } catch (SQLException e) {
-            throw translate(e, "claiming the id");
+            throw SqliteErrors.translate(e, "claiming the id");
         }
     }
 
@@ -152,7 +149,7 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
         try {
             return InboxRows.horizon(connection, inbox, SqliteStore.TIME);
         } catch (SQLException e) {
-            throw translate(e, "reading the horizon");
+            throw SqliteErrors.translate(e, "reading the horizon");
         }
     }
 
@@ -183,7 +180,7 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
         try {
             open = !connection.getAutoCommit();
         } catch (SQLException e) {
-            throw translate(e, "reading the caller's connection");
+            throw SqliteErrors.translate(e, "reading the caller's connection");
         }
         if (attempted || !open) {
             broken = !open;
@@ -199,7 +196,7 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
                 failure.addSuppressed(e);
                 throw failure;
             }
-            throw translate(e, "releasing the joined call's savepoint");
+            throw SqliteErrors.translate(e, "releasing the joined call's savepoint");
         }
     }
 
@@ -224,24 +221,9 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
         try (Statement statement = connection.createStatement()) {
             statement.executeUpdate(sql);
         } catch (SQLException e) {
-            throw translate(e, doing);
+            throw SqliteErrors.translate(e, doing);
         }
     }
 
-    private static InboxException translate(SQLException failure, String doing) {
-        if (failure instanceof SQLiteException sqlite && sqlite.getResultCode() == SQLiteErrorCode.SQLITE_BUSY_SNAPSHOT) {
-            return new InboxBusyException("your transaction read the database before another connection wrote to"
-                    + " it, so SQLite cannot let it write (SQLITE_BUSY_SNAPSHOT) " + doing + "; nothing was applied."
-                    + " Roll it back and retry it, and begin transactions that write with BEGIN IMMEDIATE"
-                    + " (sqlite-jdbc: SQLiteConfig.setTransactionMode(IMMEDIATE)) so they take the write lock first",
-                    failure);
-        }
-        if (SqliteFiles.noSuchInboxTable(failure)) {
-            return new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING, "the inbox's tables are not in"
-                    + " this database; the inbox creates them when it is built on the file. SQLite failed " + doing
-                    + ": " + failure.getMessage(), failure);
-        }
-        return SqliteErrors.translate(failure, doing);
-    }
 
 }
