@@ -241,6 +241,20 @@ public final class InboxBuilder<I extends Inbox<?>> {
     }
 
     /**
+     * What watches each {@code apply} and {@code applyJoined} from its call to its final outcome
+     * (default {@link CallObserver#NONE}); {@code InboxObservations} of {@code inbox-micrometer}
+     * makes each call a Micrometer {@code Observation}.
+     *
+     * @param observer the observer; not {@code null} ({@link CallObserver#NONE} for none)
+     * @return a new builder with that observer
+     */
+    @Beta
+    public InboxBuilder<I> observer(CallObserver observer) {
+        Objects.requireNonNull(observer, "observer");
+        return with(v -> v.observer = observer);
+    }
+
+    /**
      * What the inbox does about its tables when it is built (default {@link SchemaMode#CREATE}):
      * create them if absent, only check them, or neither.
      *
@@ -309,6 +323,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
         Integer maxGroupSize;
         Duration maxGroupWait;
         CallContext callContext = CallContext.mdc();
+        CallObserver observer = CallObserver.NONE;
         SchemaMode schemaMode = SchemaMode.CREATE;
 
         Values(CommitMode defaultCommitMode) {
@@ -334,6 +349,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
             copy.maxGroupSize = maxGroupSize;
             copy.maxGroupWait = maxGroupWait;
             copy.callContext = callContext;
+            copy.observer = observer;
             copy.schemaMode = schemaMode;
             return copy;
         }

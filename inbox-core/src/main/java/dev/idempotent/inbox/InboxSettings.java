@@ -47,6 +47,7 @@ public final class InboxSettings {
     private final int maxGroupSize;
     private final Duration maxGroupWait;
     private final CallContext callContext;
+    private final CallObserver observer;
     private final SchemaMode schemaMode;
 
     InboxSettings(InboxBuilder.Values values) {
@@ -63,6 +64,7 @@ public final class InboxSettings {
         this.maxGroupSize = values.maxGroupSize == null ? DEFAULT_MAX_GROUP_SIZE : values.maxGroupSize;
         this.maxGroupWait = values.maxGroupWait == null ? Duration.ZERO : values.maxGroupWait;
         this.callContext = values.callContext;
+        this.observer = values.observer;
         this.schemaMode = values.schemaMode;
     }
 
@@ -129,6 +131,11 @@ public final class InboxSettings {
     /** {@return what is carried from a caller's thread to the thread that runs its effect} */
     public CallContext callContext() {
         return callContext;
+    }
+
+    /** {@return what watches each call from its start to its final outcome} */
+    public CallObserver observer() {
+        return observer;
     }
 
     /** {@return what the inbox does about its tables when it is built} */

@@ -2,6 +2,7 @@ package dev.idempotent.inbox.internal;
 
 import dev.idempotent.inbox.BatchCompletion;
 import dev.idempotent.inbox.CallContext;
+import dev.idempotent.inbox.CallObserver;
 import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentStorage;
@@ -110,6 +111,21 @@ public final class InboxEngine<H> implements Inbox<H> {
     public <R, X extends Exception> Outcome<R> apply(
             String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
+        CallObserver.Observed observed = settings.observer().start(settings.name(), id);
+        Outcome<R> outcome;
+        // The context is captured inside the observer's scope, so an effect run on another thread sees it.
+        try (CallContext.Scope scope = observed.open()) {
+            outcome = applyObserved(id, content, originTime, effect);
+        } catch (Exception | Error failure) {
+            observeFailure(observed, id, failure);
+            throw failure;
+        }
+        observeFinished(observed, outcome);
+        return outcome;
+    }
+
+    private <R, X extends Exception> Outcome<R> applyObserved(
+            String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         checkCallable("apply");
         long started = System.nanoTime();
         validate(id, content, originTime, started);
@@ -159,6 +175,17 @@ public final class InboxEngine<H> implements Inbox<H> {
             H transaction, String id, Content content, Instant originTime, Effect<H, R, X> effect) throws X {
         Objects.requireNonNull(transaction, "transaction");
         Objects.requireNonNull(effect, "effect");
+        CallObserver.Observed observed = settings.observer().start(settings.name(), id);
+        try (CallContext.Scope scope = observed.open()) {
+            return applyJoinedObserved(transaction, id, content, originTime, effect, observed);
+        } catch (Exception | Error failure) {
+            observeFailure(observed, id, failure);
+            throw failure;
+        }
+    }
+
+    private <R, X extends Exception> PendingOutcome<R> applyJoinedObserved(H transaction, String id, Content content,
+            Instant originTime, Effect<H, R, X> effect, CallObserver.Observed observed) throws X {
         checkCallable("applyJoined");
         long started = System.nanoTime();
         validate(id, content, originTime, started);
@@ -188,7 +215,7 @@ public final class InboxEngine<H> implements Inbox<H> {
             notifyFailure(id, failure, started);
             throw failure;
         }
-        return new Pending<>(outcome, started);
+        return new Pending<>(outcome, started, observed);
     }
 
     /** A joined call's outcome, counted once when the caller reports its commit. */
@@ -200,11 +227,13 @@ public final class InboxEngine<H> implements Inbox<H> {
 
         private final Outcome<R> outcome;
         private final long started;
+        private final CallObserver.Observed observed;
         private final AtomicInteger state = new AtomicInteger(OPEN);
 
-        Pending(Outcome<R> outcome, long started) {
+        Pending(Outcome<R> outcome, long started, CallObserver.Observed observed) {
             this.outcome = outcome;
             this.started = started;
+            this.observed = observed;
         }
 
         @Override
@@ -221,6 +250,7 @@ public final class InboxEngine<H> implements Inbox<H> {
         public Outcome<R> committed() {
             if (state.compareAndSet(OPEN, COMMITTED)) {
                 InboxEngine.this.committed(outcome, started);
+                observeFinished(observed, outcome);
             } else if (state.get() == ROLLED_BACK) {
                 throw new IllegalStateException("id '" + outcome.id() + "' was reported rolled back; its outcome"
                         + " never became final");
@@ -232,6 +262,7 @@ public final class InboxEngine<H> implements Inbox<H> {
         public void rolledBack() {
             if (state.compareAndSet(OPEN, ROLLED_BACK)) {
                 log.debug("inbox={} id={} outcome=rolled-back-by-caller", settings.name(), outcome.id());
+                observeRolledBack(observed, outcome.id());
             } else if (state.get() == COMMITTED) {
                 throw new IllegalStateException("id '" + outcome.id() + "' was reported committed already");
             }
@@ -565,6 +596,31 @@ public final class InboxEngine<H> implements Inbox<H> {
             listener.onOutcome(settings.name(), outcome, Duration.ofNanos(System.nanoTime() - started));
         } catch (RuntimeException e) {
             log.warn("inbox={} id={} listener failed on outcome", settings.name(), outcome.id(), e);
+        }
+    }
+
+    // An observer that fails must not turn a committed outcome, or the call's own failure, into another.
+    private void observeFinished(CallObserver.Observed observed, Outcome<?> outcome) {
+        try {
+            observed.finished(outcome);
+        } catch (RuntimeException e) {
+            log.warn("inbox={} id={} observer failed on outcome", settings.name(), outcome.id(), e);
+        }
+    }
+
+    private void observeFailure(CallObserver.Observed observed, String id, Throwable failure) {
+        try {
+            observed.failed(failure);
+        } catch (RuntimeException e) {
+            log.warn("inbox={} id={} observer failed on failure", settings.name(), id, e);
+        }
+    }
+
+    private void observeRolledBack(CallObserver.Observed observed, String id) {
+        try {
+            observed.rolledBack();
+        } catch (RuntimeException e) {
+            log.warn("inbox={} id={} observer failed on rollback", settings.name(), id, e);
         }
     }
 

@@ -10,6 +10,7 @@ import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
 import dev.idempotent.inbox.VoidEffect;
 import java.sql.Connection;
+import java.time.Instant;
 import java.util.Objects;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -95,12 +96,33 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
     @SuppressWarnings("overloads")
     public <R, X extends Exception> Outcome<R> applyIn(
             Handle transaction, String id, Content content, Effect<Handle, R, X> effect) throws X {
+        return applyIn(transaction, id, content, (Instant) null, effect);
+    }
+
+    /**
+     * Like {@link #applyIn(Handle, String, Content, Effect)}, for a message that carries its origin
+     * time, which {@link Inbox#apply(String, Content, Instant, Effect)} describes.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param transaction a handle with a transaction open; not {@code null}
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
+     * @param originTime when the sender created the business, by its clock; {@code null} when unknown
+     * @param effect the business change, run in the caller's transaction only for a new id
+     * @return the outcome, final once the caller's transaction commits
+     * @throws X the effect's own exception, unchanged; nothing of the call remains
+     * @throws InboxException if the handle has no transaction open, or as
+     *     {@link Inbox#applyJoined} says ({@link dev.idempotent.inbox.StaleMessageException} among them)
+     */
+    public <R, X extends Exception> Outcome<R> applyIn(Handle transaction, String id, Content content,
+            Instant originTime, Effect<Handle, R, X> effect) throws X {
         Objects.requireNonNull(transaction, "transaction");
         if (!inTransaction(transaction)) {
             throw new InboxException("the handle has no transaction open; call applyIn inside jdbi.inTransaction(...)"
                     + " or after handle.begin(), or call apply, which opens a transaction of its own");
         }
-        PendingOutcome<R> pending = applyJoined(transaction, id, content, null, effect);
+        PendingOutcome<R> pending = applyJoined(transaction, id, content, originTime, effect);
         transaction.afterCommit(pending::committed);
         transaction.afterRollback(pending::rolledBack);
         return pending.uncommitted();
@@ -157,11 +179,32 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
     @SuppressWarnings("overloads")
     public <R, X extends Exception> PendingOutcome<R> applyIn(
             Connection transaction, String id, Content content, Effect<Handle, R, X> effect) throws X {
+        return applyIn(transaction, id, content, (Instant) null, effect);
+    }
+
+    /**
+     * Like {@link #applyIn(Connection, String, Content, Effect)}, for a message that carries its
+     * origin time, which {@link Inbox#apply(String, Content, Instant, Effect)} describes.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param transaction a connection with autocommit off; not {@code null}; left open
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
+     * @param originTime when the sender created the business, by its clock; {@code null} when unknown
+     * @param effect the business change, run in the caller's transaction only for a new id
+     * @return the outcome, pending the caller's commit
+     * @throws X the effect's own exception, unchanged; nothing of the call remains
+     * @throws InboxException if the connection is in autocommit mode, or as
+     *     {@link Inbox#applyJoined} says ({@link dev.idempotent.inbox.StaleMessageException} among them)
+     */
+    public <R, X extends Exception> PendingOutcome<R> applyIn(Connection transaction, String id, Content content,
+            Instant originTime, Effect<Handle, R, X> effect) throws X {
         Objects.requireNonNull(transaction, "transaction");
         Objects.requireNonNull(effect, "effect");
         Handle handle = callerConnections.open(transaction);
         try {
-            return applyJoined(handle, id, content, null, effect);
+            return applyJoined(handle, id, content, originTime, effect);
         } finally {
             try {
                 handle.close();

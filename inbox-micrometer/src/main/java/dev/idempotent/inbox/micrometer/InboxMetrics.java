@@ -51,9 +51,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * </table>
  *
  * <p>The two timers cover {@code apply}; {@code applyAll} is counted but not timed. The whole
- * duration of each call, by outcome, is the timer {@code inbox.apply} of {@link ObservedInbox}'s
- * observation, which an {@code ObservationRegistry} with a meter handler records (Spring Boot
- * registers one). No tag ever holds a message id.
+ * duration of each call, by outcome, is the timer {@code inbox.apply} of the observations that
+ * {@link InboxObservations} makes, which an {@code ObservationRegistry} with a meter handler
+ * records (Spring Boot registers one). No tag ever holds a message id.
  *
  * <p>Thread-safe. The listener calls are quick: a map lookup and an increment.
  */

@@ -5,8 +5,8 @@ import io.micrometer.observation.Observation;
 import java.util.Objects;
 
 /**
- * What an observation of one {@code apply} knows: the inbox, the message id and, once the call
- * ended, its outcome. Read by an {@link InboxObservationConvention}.
+ * What an observation of one {@code apply} or {@code applyJoined} knows: the inbox, the message
+ * id and, once the call ended, its outcome. Read by an {@link InboxObservationConvention}.
  */
 @Beta
 public final class InboxObservationContext extends Observation.Context {
@@ -16,7 +16,7 @@ public final class InboxObservationContext extends Observation.Context {
     private volatile String outcome;
 
     /**
-     * For {@link ObservedInbox}.
+     * For {@link InboxObservations}.
      *
      * @param inbox the inbox's name; not {@code null}
      * @param messageId the business id as given; may be {@code null} (an invalid call)
@@ -38,8 +38,8 @@ public final class InboxObservationContext extends Observation.Context {
 
     /**
      * {@return how the call ended}: {@code applied}, {@code duplicate}, {@code conflict},
-     * {@code stale}, {@code busy}, {@code unknown}, {@code invalid} or {@code failed}; {@code null}
-     * while it runs.
+     * {@code stale}, {@code busy}, {@code unknown}, {@code invalid}, {@code failed} or, for a joined
+     * call whose caller's transaction rolled back, {@code rolled_back}; {@code null} while it runs.
      */
     public String outcome() {
         return outcome;

@@ -6,7 +6,7 @@ import io.micrometer.observation.ObservationConvention;
 
 /**
  * Names and tags the observation of an {@code apply}. Implement it to replace
- * {@link DefaultInboxObservationConvention} (give yours to {@link ObservedInbox#of(dev.idempotent.inbox.Inbox,
+ * {@link DefaultInboxObservationConvention} (give yours to {@link InboxObservations#of(
  * io.micrometer.observation.ObservationRegistry, InboxObservationConvention)}), or register a
  * global one of this type with the {@code ObservationRegistry}, which then wins over both.
  */

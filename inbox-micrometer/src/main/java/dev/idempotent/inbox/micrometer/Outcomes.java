@@ -18,8 +18,13 @@ final class Outcomes {
     static final String UNKNOWN = "unknown";
     static final String INVALID = "invalid";
     static final String FAILED = "failed";
+    /**
+     * A joined call whose caller's transaction rolled back: an observation's outcome only. The
+     * meters count nothing for it, as the inbox's listener hears nothing of it.
+     */
+    static final String ROLLED_BACK = "rolled_back";
 
-    /** Every value, in the order of {@link #index}. */
+    /** Every value a meter counts, in the order of {@link #index}. */
     static final List<String> ALL = List.of(APPLIED, DUPLICATE, CONFLICT, STALE, BUSY, UNKNOWN, INVALID, FAILED);
 
     private Outcomes() {}

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.sqlite.SqliteInbox;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -23,7 +24,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
-import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,9 +55,7 @@ class ReadmeSnippetTest {
         try (URLClassLoader loader = new URLClassLoader(new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
             Method open = loader.loadClass("MeteredInbox")
                     .getMethod("open", Path.class, MeterRegistry.class, ObservationRegistry.class);
-            @SuppressWarnings("unchecked")
-            ObservedInbox<Handle> inbox = (ObservedInbox<Handle>) open.invoke(null, directory.resolve("w.db"), meters,
-                    observations);
+            SqliteInbox inbox = (SqliteInbox) open.invoke(null, directory.resolve("w.db"), meters, observations);
             try (inbox) {
                 assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> 1));
             }

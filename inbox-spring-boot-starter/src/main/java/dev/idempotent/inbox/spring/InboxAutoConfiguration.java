@@ -1,5 +1,7 @@
 package dev.idempotent.inbox.spring;
 
+import dev.idempotent.inbox.CallContext;
+import dev.idempotent.inbox.CallObserver;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxListener;
@@ -30,7 +32,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * application's transactions. Each bean backs off when the application defines its own;
  * {@code inbox.enabled=false} turns both off. With {@code inbox.instances.<key>.*} it builds one
  * inbox and one {@link SpringInbox} per entry instead, the beans {@code <key>Inbox} and
- * {@code <key>SpringInbox}.
+ * {@code <key>SpringInbox}. Every inbox it builds takes the application's {@link InboxListener}s,
+ * and its {@link CallObserver} and {@link CallContext} if it has one of each (the observations' of
+ * {@code metrics.InboxObservationAutoConfiguration}, when it has an {@code ObservationRegistry}).
  */
 @AutoConfiguration(
         after = {DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class},
@@ -52,6 +56,9 @@ public final class InboxAutoConfiguration {
      * @param properties the {@code inbox.*} properties
      * @param listeners the application's {@link InboxListener}s (the metrics' among them), told of
      *     every call in their order
+     * @param observers the application's {@link CallObserver} (the observations'), used if it has
+     *     exactly one
+     * @param callContexts the application's {@link CallContext}, used if it has exactly one
      * @return the open inbox
      */
     @Bean(destroyMethod = "close")
@@ -59,15 +66,35 @@ public final class InboxAutoConfiguration {
     @ConditionalOnMissingBean(Inbox.class)
     // After Flyway, Liquibase and spring.sql.init: under validate, their migrations must have run.
     @DependsOnDatabaseInitialization
-    public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listeners) {
+    public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listeners,
+            ObjectProvider<CallObserver> observers, ObjectProvider<CallContext> callContexts) {
         InboxStores.Store store = InboxStores.of(dataSource);
-        return build(properties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource))),
-                properties.schema() == null ? store.defaultSchemaMode : properties.schema(), listeners);
+        return new Extensions(listeners, observers, callContexts).build(
+                properties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource))),
+                properties.schema() == null ? store.defaultSchemaMode : properties.schema());
     }
 
-    static <I extends JdbiInbox> I build(
-            InboxBuilder<I> configured, SchemaMode schema, ObjectProvider<InboxListener> listeners) {
-        return configured.listener(InboxListeners.of(listeners.orderedStream().toList())).schema(schema).build();
+    /**
+     * The beans every auto-configured inbox is built with: all {@link InboxListener}s (the
+     * metrics' among them), told of every call in their order; the {@link CallObserver} (the
+     * observations') and the {@link CallContext}, if the application has exactly one of each, else
+     * the builder's defaults. Looked up when an inbox is built, not before.
+     */
+    record Extensions(ObjectProvider<InboxListener> listeners, ObjectProvider<CallObserver> observers,
+            ObjectProvider<CallContext> callContexts) {
+
+        <I extends JdbiInbox> I build(InboxBuilder<I> configured, SchemaMode schema) {
+            InboxBuilder<I> builder = configured.listener(InboxListeners.of(listeners.orderedStream().toList()));
+            CallObserver observer = observers.getIfUnique();
+            if (observer != null) {
+                builder = builder.observer(observer);
+            }
+            CallContext callContext = callContexts.getIfUnique();
+            if (callContext != null) {
+                builder = builder.callContext(callContext);
+            }
+            return builder.schema(schema).build();
+        }
     }
 
     /**
@@ -101,8 +128,10 @@ public final class InboxAutoConfiguration {
         @Bean
         @DependsOnDatabaseInitialization
         InboxInstances inboxInstances(InboxProperties properties, DataSource dataSource,
-                ObjectProvider<InboxListener> listeners, ObjectProvider<PlatformTransactionManager> transactionManager) {
-            return new InboxInstances(properties, dataSource, listeners, transactionManager);
+                ObjectProvider<InboxListener> listeners, ObjectProvider<CallObserver> observers,
+                ObjectProvider<CallContext> callContexts, ObjectProvider<PlatformTransactionManager> transactionManager) {
+            return new InboxInstances(properties, dataSource, new Extensions(listeners, observers, callContexts),
+                    transactionManager);
         }
     }
 }

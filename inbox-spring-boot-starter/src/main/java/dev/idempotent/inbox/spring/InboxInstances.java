@@ -1,6 +1,5 @@
 package dev.idempotent.inbox.spring;
 
-import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.util.Map;
 import java.util.Objects;
@@ -28,30 +27,30 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The several inboxes of {@code inbox.instances.<key>.*}: builds each one's {@link JdbiInbox}
  * ({@code <key>Inbox}) and {@link SpringInbox} ({@code <key>SpringInbox}) over the application's
- * data source, with the application's listeners. It is a bean of its own, built after the
+ * data source, with the application's listeners, observer and call context. It is a bean of its own, built after the
  * database initialisation, so that every inbox it builds is too.
  */
 final class InboxInstances {
 
     private final InboxProperties properties;
     private final DataSource dataSource;
-    private final ObjectProvider<InboxListener> listeners;
+    private final InboxAutoConfiguration.Extensions extensions;
     private final ObjectProvider<PlatformTransactionManager> transactionManager;
 
-    InboxInstances(InboxProperties properties, DataSource dataSource, ObjectProvider<InboxListener> listeners,
+    InboxInstances(InboxProperties properties, DataSource dataSource, InboxAutoConfiguration.Extensions extensions,
             ObjectProvider<PlatformTransactionManager> transactionManager) {
         this.properties = properties;
         this.dataSource = dataSource;
-        this.listeners = listeners;
+        this.extensions = extensions;
         this.transactionManager = transactionManager;
     }
 
     JdbiInbox inbox(String key) {
         InboxProperties.Instance instance = Objects.requireNonNull(properties.instances().get(key), key);
         InboxStores.Store store = InboxStores.of(dataSource);
-        return InboxAutoConfiguration.build(
+        return extensions.build(
                 InboxProperties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource)), key, instance),
-                instance.schema() == null ? store.defaultSchemaMode : instance.schema(), listeners);
+                instance.schema() == null ? store.defaultSchemaMode : instance.schema());
     }
 
     SpringInbox springInbox(JdbiInbox inbox) {

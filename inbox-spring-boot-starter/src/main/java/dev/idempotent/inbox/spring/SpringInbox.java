@@ -9,6 +9,7 @@ import dev.idempotent.inbox.VoidEffect;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
@@ -96,18 +97,42 @@ public final class SpringInbox {
      */
     @SuppressWarnings("overloads")
     public <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<Handle, R, X> effect) throws X {
+        return apply(id, content, null, effect);
+    }
+
+    /**
+     * Like {@link #apply(String, Content, Effect)}, for a message that carries its origin time:
+     * when the sender first created the business, the same on every resend. A message new to the
+     * inbox whose origin time is so old that an earlier delivery may already have been purged is
+     * refused with {@link dev.idempotent.inbox.StaleMessageException}, as
+     * {@link dev.idempotent.inbox.Inbox#apply(String, Content, Instant, Effect)} describes.
+     *
+     * @param <R> what the effect returns
+     * @param <X> the checked exception the effect may throw
+     * @param id the business id, 1 to 255 characters, no control characters
+     * @param content what "the same business" means for this id; compared by fingerprint
+     * @param originTime when the sender created the business, by its clock; {@code null} when
+     *     unknown, which behaves as {@link #apply(String, Content, Effect)}
+     * @param effect the business change, run only for a new id
+     * @return the outcome, as {@link #apply(String, Content, Effect)} says
+     * @throws X the effect's own exception, unchanged; nothing of the call remains
+     * @throws InboxException as {@link #apply(String, Content, Effect)} says, and
+     *     {@link dev.idempotent.inbox.StaleMessageException} for a stale new message
+     */
+    public <R, X extends Exception> Outcome<R> apply(String id, Content content, Instant originTime,
+            Effect<Handle, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
         if (TransactionSynchronizationManager.isActualTransactionActive()) {
-            return join(id, content, effect).uncommitted();
+            return join(id, content, originTime, effect).uncommitted();
         }
         if (ownTransactions == null) {
-            return inbox.apply(id, content, effect);
+            return inbox.apply(id, content, originTime, effect);
         }
         PendingOutcome<R> pending;
         try {
             pending = ownTransactions.execute(status -> {
                 try {
-                    return join(id, content, effect);
+                    return join(id, content, originTime, effect);
                 } catch (RuntimeException | Error e) {
                     throw e;
                 } catch (Exception e) {
@@ -141,8 +166,8 @@ public final class SpringInbox {
         });
     }
 
-    private <R, X extends Exception> PendingOutcome<R> join(String id, Content content, Effect<Handle, R, X> effect)
-            throws X {
+    private <R, X extends Exception> PendingOutcome<R> join(String id, Content content, Instant originTime,
+            Effect<Handle, R, X> effect) throws X {
         if (!TransactionSynchronizationManager.isSynchronizationActive()) {
             throw new InboxException("the Spring transaction has no synchronization active, so the inbox could not"
                     + " learn of its commit; leave the transaction manager's synchronization on (the default)");
@@ -153,7 +178,7 @@ public final class SpringInbox {
                 throw new InboxException("the current Spring transaction holds no connection of the inbox's DataSource"
                         + " (a transaction of another data source?); run the call in a transaction of the inbox's");
             }
-            PendingOutcome<R> pending = inbox.applyIn(connection, id, content, effect);
+            PendingOutcome<R> pending = inbox.applyIn(connection, id, content, originTime, effect);
             TransactionSynchronizationManager.registerSynchronization(new CompletesOutcome(pending));
             return pending;
         } finally {

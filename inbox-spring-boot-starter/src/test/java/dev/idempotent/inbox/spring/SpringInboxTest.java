@@ -9,8 +9,13 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -64,6 +69,29 @@ class SpringInboxTest {
             int total = jdbi.withHandle(h -> h.createQuery("SELECT total FROM stock").mapTo(Integer.class).one());
             assertEquals(4, total);
             assertEquals(1, inbox.stats().applied());
+        }
+    }
+
+    @Test
+    void anOriginTimeBeforeTheHorizonIsRefusedAsStaleInATransactionAndInOneOfItsOwn() {
+        SQLiteDataSource dataSource = file("origin.db");
+        Instant now = Instant.parse("2026-03-01T00:00:00Z");
+        try (SqliteInbox inbox = SqliteInbox.builder(Jdbi.create(dataSource)).clock(Clock.fixed(now, ZoneOffset.UTC))
+                .retention(Duration.ofDays(1)).build()) {
+            inbox.retention().purge(); // the horizon: a day ago
+            TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+            SpringInbox spring = new SpringInbox(inbox, dataSource, transactions);
+            Instant twoDaysAgo = now.minus(Duration.ofDays(2));
+
+            assertThrows(StaleMessageException.class, () -> transactions.executeWithoutResult(status ->
+                    spring.apply("o-1", Content.of(1), twoDaysAgo, tx -> 1)));
+            assertThrows(StaleMessageException.class, () -> spring.apply("o-1", Content.of(1), twoDaysAgo, tx -> 1));
+            assertTrue(inbox.find("o-1").isEmpty());
+            assertEquals(2, inbox.stats().stale());
+
+            assertInstanceOf(Outcome.Applied.class, spring.apply("o-2", Content.of(2), now.minusSeconds(60), tx -> 2));
+            assertInstanceOf(Outcome.Applied.class, spring.apply("o-3", Content.of(3), null, tx -> 3),
+                    "no origin time: not judged by it");
         }
     }
 

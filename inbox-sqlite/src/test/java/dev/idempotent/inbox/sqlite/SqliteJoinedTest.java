@@ -11,8 +11,14 @@ import dev.idempotent.inbox.FailureKind;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.testkit.Stock;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
@@ -150,5 +156,34 @@ class SqliteJoinedTest {
         assertEquals(1, rows());
         assertEquals(7, stock.total());
         assertInstanceOf(Outcome.Duplicate.class, inbox.apply("snack-7", Content.of(7), tx -> stock.add(tx, 7)));
+    }
+
+    @Test
+    void aJoinedCallWithAnOriginTimeBeforeTheHorizonIsRefusedAsStaleInBothForms() throws Exception {
+        Instant now = Instant.parse("2026-03-01T00:00:00Z");
+        try (SqliteInbox dated = SqliteInbox.builder(directory.resolve("dated.db")).name("dated")
+                .clock(Clock.fixed(now, ZoneOffset.UTC)).retention(Duration.ofDays(1)).build()) {
+            dated.retention().purge(); // the horizon: a day ago
+            Instant twoDaysAgo = now.minus(Duration.ofDays(2));
+            try (Handle handle = dated.jdbi().open()) {
+                handle.begin();
+                assertThrows(StaleMessageException.class,
+                        () -> dated.applyIn(handle, "snack-7", Content.of(7), twoDaysAgo, tx -> 1));
+                assertInstanceOf(Outcome.Applied.class,
+                        dated.applyIn(handle, "snack-8", Content.of(8), now.minusSeconds(60), tx -> 1));
+                handle.commit();
+
+                Connection connection = handle.getConnection();
+                connection.setAutoCommit(false);
+                assertThrows(StaleMessageException.class,
+                        () -> dated.applyIn(connection, "snack-9", Content.of(9), twoDaysAgo, tx -> 1));
+                connection.rollback();
+                connection.setAutoCommit(true);
+            }
+            assertTrue(dated.find("snack-7").isEmpty());
+            assertTrue(dated.find("snack-8").isPresent());
+            assertTrue(dated.find("snack-9").isEmpty());
+            assertEquals(2, dated.stats().stale());
+        }
     }
 }

@@ -1,4 +1,4 @@
 /**
- * The inbox's Micrometer meters in Spring Boot, from {@code inbox-micrometer}.
+ * The inbox's Micrometer meters and observations in Spring Boot, from {@code inbox-micrometer}.
  */
 package dev.idempotent.inbox.spring.metrics;

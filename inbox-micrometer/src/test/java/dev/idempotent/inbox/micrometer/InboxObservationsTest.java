@@ -10,9 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.idempotent.inbox.CallObserver;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.PendingOutcome;
 import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import dev.idempotent.inbox.testkit.MutableClock;
@@ -26,6 +28,7 @@ import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.ObservationView;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,8 +42,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.MDC;
 
-/** The observation around each apply, and the caller's context inside its effect under group commit. */
-class ObservedInboxTest {
+/**
+ * The observation of each apply, of each joined call up to its caller's commit or rollback, and the
+ * caller's context inside its effect under group commit.
+ */
+class InboxObservationsTest {
 
     private static final String INBOX = "receipts";
 
@@ -50,19 +56,23 @@ class ObservedInboxTest {
     private final TestObservationRegistry observations = TestObservationRegistry.create();
 
     private SqliteInbox open() {
+        return open(InboxObservations.of(observations));
+    }
+
+    private SqliteInbox open(CallObserver observer) {
         return SqliteInbox.builder(dir.resolve("observed.db"))
                 .name(INBOX)
                 .busyTimeout(Duration.ofMinutes(1))
                 .callContext(PropagatedCallContext.withMdc())
+                .observer(observer)
                 .build();
     }
 
     @Test
     void eachApplyIsObservedWithItsOutcomeAndTheIdOnlyAsAHighCardinalityKey() {
         MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
-        try (SqliteInbox sqlite = SqliteInbox.builder(dir.resolve("observed.db")).name(INBOX).clock(clock)
-                        .retention(Duration.ofDays(1)).build();
-                ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, observations)) {
+        try (SqliteInbox inbox = SqliteInbox.builder(dir.resolve("observed.db")).name(INBOX).clock(clock)
+                .retention(Duration.ofDays(1)).observer(InboxObservations.of(observations)).build()) {
             clock.advance(Duration.ofDays(2));
             inbox.retention().purge();
             assertThrows(StaleMessageException.class,
@@ -99,7 +109,8 @@ class ObservedInboxTest {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         ObservationRegistry registry = ObservationRegistry.create();
         registry.observationConfig().observationHandler(new DefaultMeterObservationHandler(meters));
-        try (SqliteInbox sqlite = open(); ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, registry)) {
+        try (SqliteInbox inbox = SqliteInbox.builder(dir.resolve("observed.db")).name(INBOX)
+                .observer(InboxObservations.of(registry)).build()) {
             inbox.apply("snack-7", Content.of(7), tx -> 1);
             inbox.apply("snack-7", Content.of(7), tx -> 1);
             inbox.apply("snack-9", Content.of(9), tx -> 1);
@@ -116,18 +127,119 @@ class ObservedInboxTest {
     }
 
     @Test
+    void aJoinedCallThroughAHandleIsObservedUntilItsCommit() {
+        try (SqliteInbox inbox = open(); Handle handle = inbox.jdbi().open()) {
+            inbox.apply("snack-7", Content.of(7), tx -> 1);
+            observations.clear();
+
+            handle.begin();
+            Outcome<Integer> outcome = inbox.applyIn(handle, "snack-8", Content.of(8), tx -> 8);
+            assertInstanceOf(Outcome.Applied.class, outcome);
+            assertThat(observations).hasSingleObservationThat().hasBeenStarted().isNotStopped()
+                    .hasHighCardinalityKeyValue("message.id", "snack-8")
+                    .doesNotHaveLowCardinalityKeyValueWithKey("outcome");
+            handle.commit();
+            assertThat(observations).hasSingleObservationThat().hasBeenStopped()
+                    .hasLowCardinalityKeyValue("inbox", INBOX)
+                    .hasLowCardinalityKeyValue("outcome", "applied")
+                    .doesNotHaveError();
+            assertNull(observations.getCurrentObservation(), "the call's scope was closed on return");
+            observations.clear();
+
+            handle.begin();
+            assertInstanceOf(Outcome.Duplicate.class, inbox.applyIn(handle, "snack-7", Content.of(7), tx -> 1));
+            handle.commit();
+            assertThat(observations).hasSingleObservationThat().hasBeenStopped()
+                    .hasLowCardinalityKeyValue("outcome", "duplicate");
+        }
+    }
+
+    @Test
+    void aJoinedCallThroughAHandleWhoseTransactionRollsBackIsObservedAsRolledBack() {
+        try (SqliteInbox inbox = open(); Handle handle = inbox.jdbi().open()) {
+            handle.begin();
+            inbox.applyIn(handle, "snack-8", Content.of(8), tx -> 8);
+            assertThat(observations).hasSingleObservationThat().isNotStopped();
+            handle.rollback();
+
+            assertThat(observations).hasSingleObservationThat().hasBeenStopped()
+                    .hasLowCardinalityKeyValue("inbox", INBOX)
+                    .hasLowCardinalityKeyValue("outcome", "rolled_back")
+                    .hasHighCardinalityKeyValue("message.id", "snack-8")
+                    .doesNotHaveError();
+            assertTrue(inbox.find("snack-8").isEmpty());
+        }
+    }
+
+    @Test
+    void aJoinedCallThroughAConnectionIsObservedUntilItsCallerReportsTheEnd() throws Exception {
+        try (SqliteInbox inbox = open(); Handle own = inbox.jdbi().open()) {
+            Connection connection = own.getConnection();
+            connection.setAutoCommit(false);
+            PendingOutcome<Integer> applied = inbox.applyIn(connection, "snack-8", Content.of(8), tx -> 8);
+            connection.commit();
+            assertThat(observations).hasSingleObservationThat().isNotStopped();
+            assertInstanceOf(Outcome.Applied.class, applied.committed());
+            applied.committed();
+            assertThat(observations).hasSingleObservationThat().hasBeenStopped()
+                    .hasLowCardinalityKeyValue("outcome", "applied");
+            observations.clear();
+
+            PendingOutcome<Integer> undone = inbox.applyIn(connection, "snack-9", Content.of(9), tx -> 9);
+            connection.rollback();
+            undone.rolledBack();
+            assertThat(observations).hasSingleObservationThat().hasBeenStopped()
+                    .hasLowCardinalityKeyValue("outcome", "rolled_back");
+            observations.clear();
+
+            IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                    () -> inbox.applyIn(connection, "snack-10", Content.of(10), tx -> {
+                        throw new IllegalStateException("the effect fails");
+                    }));
+            connection.rollback();
+            assertThat(observations).hasSingleObservationThat().hasBeenStopped()
+                    .hasLowCardinalityKeyValue("outcome", "failed")
+                    .hasError(thrown);
+            connection.setAutoCommit(true);
+        }
+    }
+
+    @Test
+    void aJoinedCallIsAChildOfTheCallersObservation() {
+        try (SqliteInbox inbox = open(); Handle handle = inbox.jdbi().open()) {
+            Observation caller = Observation.start("caller", observations);
+            Observation[] inEffect = new Observation[1];
+            try (Observation.Scope scope = caller.openScope()) {
+                handle.useTransaction(tx -> inbox.applyIn(tx, "snack-8", Content.of(8), effectTx -> {
+                    inEffect[0] = observations.getCurrentObservation();
+                    return 8;
+                }));
+            } finally {
+                caller.stop();
+            }
+            assertEquals("inbox.apply", inEffect[0].getContext().getName());
+            assertSame(caller, inEffect[0].getContext().getParentObservation());
+            assertThat(observations)
+                    .hasNumberOfObservationsWithNameEqualTo("inbox.apply", 1)
+                    .hasObservationWithNameEqualTo("inbox.apply").that().hasBeenStopped()
+                    .hasParentObservationEqualTo(caller)
+                    .hasLowCardinalityKeyValue("outcome", "applied");
+        }
+    }
+
+    @Test
     void theCallersObservationIsTheParentInsideItsEffectUnderGroupCommit() throws Exception {
         MDC.put("probe", "kept");
         boolean mdcKeepsValues = "kept".equals(MDC.get("probe"));
         MDC.remove("probe");
         assumeTrue(mdcKeepsValues, "the test class path needs an SLF4J provider that keeps an MDC (slf4j-jdk14)");
         List<Follower> followers = new ArrayList<>();
-        try (SqliteInbox sqlite = open(); ObservedInbox<Handle> inbox = ObservedInbox.of(sqlite, observations)) {
+        try (SqliteInbox inbox = open()) {
             try (HeldWriter held = HeldWriter.hold(inbox, "leader")) {
                 for (int i = 0; i < 4; i++) {
                     followers.add(new Follower("follower-" + i, inbox));
                 }
-                HeldWriter.awaitQueued(sqlite, followers.size());
+                HeldWriter.awaitQueued(inbox, followers.size());
                 held.release();
             }
             for (Follower follower : followers) {
@@ -161,7 +273,8 @@ class ObservedInboxTest {
     void aCallerWithoutAnObservationRunsUnderNoneEvenOnAnObservedThread() throws Exception {
         List<Follower> observed = new ArrayList<>();
         Follower bare;
-        try (SqliteInbox inbox = open()) {
+        // Unobserved, so that each effect sees its caller's own observation, or none.
+        try (SqliteInbox inbox = open(CallObserver.NONE)) {
             try (HeldWriter held = HeldWriter.hold(inbox, "leader")) {
                 for (int i = 0; i < 4; i++) {
                     observed.add(new Follower("observed-" + i, inbox, true));
