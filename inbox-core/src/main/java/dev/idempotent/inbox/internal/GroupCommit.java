@@ -62,6 +62,12 @@ final class GroupCommit<H> implements TransactionRunner<H> {
         this.maxGroupWaitNanos = maxGroupWait.toNanos();
     }
 
+    /** A group's transaction runs on the thread of whichever caller leads it. */
+    @Override
+    public boolean runsOnCallersThread() {
+        return false;
+    }
+
     @Override
     public <T> T run(Work<H, T> work) throws Exception {
         Request<H, T> request = new Request<>(work);

@@ -129,7 +129,7 @@ public final class InboxEngine<H> implements Inbox<H> {
         checkCallable("apply");
         long started = System.nanoTime();
         validate(id, content, originTime, started);
-        CallContext.Captured context = settings.callContext().capture();
+        CallContext.Captured context = captureCallContext();
         Thread caller = Thread.currentThread();
         // Written where the work runs (under group commit, another thread); the runner's hand-back
         // of the result publishes it to this thread.
@@ -297,7 +297,7 @@ public final class InboxEngine<H> implements Inbox<H> {
         checkCallable("applyAll");
         long started = System.nanoTime();
         List<Message> batch = List.copyOf(messages);
-        CallContext.Captured context = settings.callContext().capture();
+        CallContext.Captured context = captureCallContext();
         Thread caller = Thread.currentThread();
         List<MessageResult<R>> results;
         try {
@@ -395,6 +395,15 @@ public final class InboxEngine<H> implements Inbox<H> {
      * Claims {@code id} in the open transaction and, if the claim is new, runs the effect. Writes
      * nothing for a duplicate or conflict. The caller commits.
      */
+    /**
+     * The caller's context, for an effect another thread may run; {@code null} when the runner
+     * runs every transaction on its caller's thread, where the context is in place already and
+     * taking it (a copy of the MDC at least) would be work for nothing on every call.
+     */
+    private CallContext.Captured captureCallContext() {
+        return transactions.runsOnCallersThread() ? null : settings.callContext().capture();
+    }
+
     private <R, X extends Exception> Outcome<R> applyWithin(StoreTransaction<H> tx, String id, Content content,
             Instant originTime, Effect<H, R, X> effect, CallContext.Captured context, Thread caller) throws X {
         Fingerprint fingerprint = content.fingerprint();
@@ -418,7 +427,8 @@ public final class InboxEngine<H> implements Inbox<H> {
             result = effect.apply(handle);
             settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
         } finally {
-            inEffect.remove();
+            // set, not remove: in this JDK a removal clears a weak reference through native code, on every call.
+            inEffect.set(null);
             if (scope != null) {
                 scope.close();
             }

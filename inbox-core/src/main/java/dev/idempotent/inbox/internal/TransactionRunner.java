@@ -21,6 +21,11 @@ interface TransactionRunner<H> {
      */
     <T> T run(Work<H, T> work) throws Exception;
 
+    /** {@return whether {@link #run} runs the work on the thread that calls it}, as all but group commit do */
+    default boolean runsOnCallersThread() {
+        return true;
+    }
+
     /**
      * Waits for the transaction in progress, if the store admits one writer at a time, and makes
      * every later {@link #run} fail with an {@link dev.idempotent.inbox.InboxException}, so that

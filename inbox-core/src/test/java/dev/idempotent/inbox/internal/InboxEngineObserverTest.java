@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.idempotent.inbox.CallContext;
 import dev.idempotent.inbox.CallObserver;
+import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.Outcome;
@@ -24,8 +25,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * When the engine calls its {@link CallObserver}: start and open on the caller's thread, the
- * context captured inside the open scope, and exactly one end per call, only once the outcome is
- * final.
+ * context captured inside the open scope where another thread may run the effect (group commit;
+ * not at all where the caller's own thread runs it), and exactly one end per call, only once the
+ * outcome is final.
  */
 class InboxEngineObserverTest {
 
@@ -77,8 +79,26 @@ class InboxEngineObserverTest {
         inbox.apply("snack-7", Content.of(7), tx -> tx.add("stock", 7));
         inbox.apply("snack-7", Content.of(7), tx -> tx.add("stock", 7));
 
-        assertEquals(List.of("start receipts snack-7", "open", "capture", "close", "finished Applied after 1 commits",
-                "start receipts snack-7", "open", "capture", "close", "finished Duplicate after 2 commits"), events);
+        assertEquals(List.of("start receipts snack-7", "open", "close", "finished Applied after 1 commits",
+                "start receipts snack-7", "open", "close", "finished Duplicate after 2 commits"), events);
+    }
+
+    @Test
+    void underGroupCommitTheContextIsCapturedInsideTheObservedScope() {
+        try (TestInbox grouped = TestInbox.builder(database)
+                .name("receipts")
+                .commitMode(CommitMode.GROUP)
+                .callContext(() -> {
+                    events.add("capture");
+                    return () -> () -> {};
+                })
+                .observer(observer)
+                .build()) {
+            grouped.apply("snack-7", Content.of(7), tx -> tx.add("stock", 7));
+        }
+
+        assertEquals(List.of("start receipts snack-7", "open", "capture", "close", "finished Applied after 1 commits"),
+                events);
     }
 
     @Test
@@ -89,7 +109,7 @@ class InboxEngineObserverTest {
         }));
 
         assertSame(thrown, caught);
-        assertEquals(List.of("start receipts snack-7", "open", "capture", "close", "failed IOException"), events);
+        assertEquals(List.of("start receipts snack-7", "open", "close", "failed IOException"), events);
     }
 
     @Test

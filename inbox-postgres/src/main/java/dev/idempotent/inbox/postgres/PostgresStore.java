@@ -48,6 +48,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
     private final Jdbi jdbi;
     private final Duration busyTimeout;
     private final String transactionSettings;
+    private final String settingsThenClaim;
 
     PostgresStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
         super(TIME);
@@ -55,6 +56,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
         this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
         this.transactionSettings = transactionSettings(busyTimeout);
+        this.settingsThenClaim = PostgresTransaction.settingsThenClaim(transactionSettings);
         if (schemaMode == SchemaMode.NONE) {
             return;
         }
@@ -91,7 +93,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
             discard(handle, failure);
             throw failure;
         }
-        return new PostgresTransaction(handle, transactionSettings);
+        return new PostgresTransaction(handle, transactionSettings, settingsThenClaim);
     }
 
     /**

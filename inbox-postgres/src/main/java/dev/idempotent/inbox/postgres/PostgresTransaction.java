@@ -79,6 +79,11 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private final Connection connection;
     private final FailedStatements effectFailures;
     private final StringBuilder unsent;
+    // The settings and the claim as one text, made once per store: while the settings alone wait
+    // (a lone message's claim), the claim goes out as this, and the driver finds its parsed and
+    // server-prepared form by a string whose hash it has already computed.
+    private final String settingsThenClaim;
+    private boolean onlySettingsUnsent;
     // Null for the inbox's own transactions; the busy timeout's lock_timeout for a joined one.
     private final String joinedLockTimeout;
     private EffectGuard effectGuard;
@@ -86,13 +91,22 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private boolean ended;
     private boolean broken;
 
-    PostgresTransaction(Handle handle, String transactionSettings) {
-        this(handle, transactionSettings, null);
+    /**
+     * The inbox's own transaction on {@code handle}.
+     *
+     * @param transactionSettings what every transaction sets first ({@link PostgresStore#transactionSettings})
+     * @param settingsThenClaim {@link #settingsThenClaim(String)} of those settings
+     */
+    PostgresTransaction(Handle handle, String transactionSettings, String settingsThenClaim) {
+        this(handle, transactionSettings, settingsThenClaim, null);
     }
 
-    private PostgresTransaction(Handle handle, String transactionSettings, String joinedLockTimeout) {
+    private PostgresTransaction(Handle handle, String transactionSettings, String settingsThenClaim,
+            String joinedLockTimeout) {
         this.handle = handle;
         this.unsent = new StringBuilder(transactionSettings);
+        this.settingsThenClaim = settingsThenClaim;
+        this.onlySettingsUnsent = settingsThenClaim != null;
         this.connection = handle.getConnection();
         this.joinedLockTimeout = joinedLockTimeout;
         this.effectFailures = FailedStatements.watch(handle);
@@ -118,7 +132,12 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
             throw new InboxException("the caller's transaction is aborted (one of its statements failed), so"
                     + " nothing more can happen in it; roll it back (or back to a savepoint of yours) first");
         }
-        return new PostgresTransaction(callerHandle, "", lockTimeout);
+        return new PostgresTransaction(callerHandle, "", null, lockTimeout);
+    }
+
+    /** {@return the claim with {@code transactionSettings} in front of it, as it is sent} */
+    static String settingsThenClaim(String transactionSettings) {
+        return transactionSettings + "; " + CLAIM;
     }
 
     private boolean isJoined() {
@@ -225,6 +244,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private String takeUnsent() {
         String statements = unsent.toString();
         unsent.setLength(0);
+        onlySettingsUnsent = false;
         return statements;
     }
 
@@ -253,7 +273,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     /** Whether the claim inserted the row; false when a row of this id was there. */
     private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
             throws SQLException {
-        String sql = isJoined()
+        String sql = onlySettingsUnsent ? takeSettingsThenClaim() : isJoined()
                 ? first("SELECT set_config('" + SAVED_LOCK_TIMEOUT + "', current_setting('lock_timeout'), true),"
                         + " set_config('lock_timeout', '" + joinedLockTimeout + "', true); " + CLAIM + "; "
                         + RESTORE_LOCK_TIMEOUT)
@@ -276,6 +296,12 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         }
     }
 
+    private String takeSettingsThenClaim() {
+        unsent.setLength(0);
+        onlySettingsUnsent = false;
+        return settingsThenClaim;
+    }
+
     @Override
     public Optional<Instant> horizon(String inbox) {
         try {
@@ -290,6 +316,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     public void savepoint() {
         effectFailures.forget();
         savepoints++;
+        onlySettingsUnsent = false;
         unsent.append(unsent.isEmpty() ? "" : "; ").append("SAVEPOINT ").append(savepointName());
     }
 

@@ -71,11 +71,8 @@ public final class EffectGuard {
      */
     public boolean exit() {
         if (current.get() == this) {
-            if (enclosing == null) {
-                current.remove();
-            } else {
-                current.set(enclosing);
-            }
+            // set, not remove, even to null: a removal clears a weak reference through native code.
+            current.set(enclosing);
         }
         return attempted;
     }
