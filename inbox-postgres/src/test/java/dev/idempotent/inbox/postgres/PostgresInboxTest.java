@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.InboxBuilder;
@@ -246,6 +248,39 @@ class PostgresInboxTest {
 
         assertEquals(List.of("read committed 1500ms", "read committed 1500ms", "read committed 1500ms",
                 "serializable 0"), seen, "the settings hold for the inbox's transactions only");
+    }
+
+    @Test
+    void aPooledConnectionHandedBackWithOtherSessionSettingsIsCorrectedForTheNextApply() {
+        // The settings are sent with every transaction's claim, not once per connection: a pool
+        // cannot tell the inbox what another borrower did to a connection's session, and behind a
+        // transaction pooler a session is not even the same server connection twice.
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(PostgresFixture.dataSource(PostgresFixture.PORT, "-c search_path=" + fixture.schema()));
+        config.setMaximumPoolSize(1); // one physical connection: every borrower gets the same session
+        config.setPoolName("settings-test");
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            Jdbi pooled = Jdbi.create(pool);
+            PostgresInbox inbox = open(PostgresInbox.builder(pooled).name("warehouse")
+                    .busyTimeout(Duration.ofMillis(1500)));
+            List<String> seen = new ArrayList<>();
+            inbox.apply("snack-7", Content.of(7), tx -> seen.add(backend(tx) + " " + settings(tx)));
+            try (Handle other = pooled.open()) {
+                other.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+                other.execute("SET lock_timeout = 0");
+                seen.add(backend(other) + " " + settings(other));
+            }
+
+            inbox.apply("snack-8", Content.of(8), tx -> seen.add(backend(tx) + " " + settings(tx)));
+
+            String backend = seen.get(0).substring(0, seen.get(0).indexOf(' '));
+            assertEquals(List.of(backend + " read committed 1500ms", backend + " serializable 0",
+                    backend + " read committed 1500ms"), seen, "one session, handed back changed, corrected");
+        }
+    }
+
+    private static String backend(Handle handle) {
+        return handle.createQuery("SELECT pg_backend_pid()").mapTo(String.class).one();
     }
 
     private static String settings(Handle handle) {
