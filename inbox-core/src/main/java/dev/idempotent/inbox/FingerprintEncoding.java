@@ -78,12 +78,6 @@ enum FingerprintEncoding {
         }
     }
 
-    /** The fingerprint of {@code bytes} of {@code type} under this encoding. */
-    Fingerprint fingerprint(ContentType type, byte[] bytes) {
-        byte[] digest = SHA_256.get().digest(encode(type, bytes));
-        return new Fingerprint(version, type, digest);
-    }
-
     // One digest per thread: MessageDigest.getInstance looks the algorithm up among the providers
     // and builds it reflectively, a cost on every message; digest() leaves it reset for the next.
     private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
@@ -93,4 +87,10 @@ enum FingerprintEncoding {
             throw new IllegalStateException("every Java platform must provide SHA-256", e);
         }
     });
+
+    /** The fingerprint of {@code bytes} of {@code type} under this encoding. */
+    Fingerprint fingerprint(ContentType type, byte[] bytes) {
+        byte[] digest = SHA_256.get().digest(encode(type, bytes));
+        return new Fingerprint(version, type, digest);
+    }
 }

@@ -392,10 +392,6 @@ public final class InboxEngine<H> implements Inbox<H> {
     }
 
     /**
-     * Claims {@code id} in the open transaction and, if the claim is new, runs the effect. Writes
-     * nothing for a duplicate or conflict. The caller commits.
-     */
-    /**
      * The caller's context, for an effect another thread may run; {@code null} when the runner
      * runs every transaction on its caller's thread, where the context is in place already and
      * taking it (a copy of the MDC at least) would be work for nothing on every call.
@@ -404,6 +400,10 @@ public final class InboxEngine<H> implements Inbox<H> {
         return transactions.runsOnCallersThread() ? null : settings.callContext().capture();
     }
 
+    /**
+     * Claims {@code id} in the open transaction and, if the claim is new, runs the effect. Writes
+     * nothing for a duplicate or conflict. The caller commits.
+     */
     private <R, X extends Exception> Outcome<R> applyWithin(StoreTransaction<H> tx, String id, Content content,
             Instant originTime, Effect<H, R, X> effect, CallContext.Captured context, Thread caller) throws X {
         Fingerprint fingerprint = content.fingerprint();
