@@ -10,9 +10,9 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.apache.camel.processor.idempotent.jdbc.JdbcMessageIdRepository;
 import org.jdbi.v3.core.Jdbi;
@@ -66,7 +66,7 @@ final class PostgresPeers implements AutoCloseable {
     static final long QUANTITY = 7;
 
     private final String database;
-    private final List<HikariDataSource> pools = new ArrayList<>();
+    private final Map<String, HikariDataSource> pools = new LinkedHashMap<>();
     private final Applier[] appliers = new Applier[Side.values().length];
     private PostgresInbox inbox;
     private JdbcMessageIdRepository camel;
@@ -130,6 +130,33 @@ final class PostgresPeers implements AutoCloseable {
             }
         }
         return total;
+    }
+
+    /** {@return the stock total {@code side} has written so far} */
+    long stockTotal(Side side) throws SQLException {
+        try (Connection connection = pools.get(poolOf(side)).getConnection();
+             Statement query = connection.createStatement();
+             var total = query.executeQuery("SELECT total FROM stock WHERE id = 1")) {
+            total.next();
+            return total.getLong(1);
+        }
+    }
+
+    /** {@return the value of {@code setting} in a session of {@code side}'s pool} */
+    String setting(Side side, String setting) throws SQLException {
+        try (Connection connection = pools.get(poolOf(side)).getConnection();
+             PreparedStatement query = connection.prepareStatement("SELECT current_setting(?)")) {
+            query.setString(1, setting);
+            try (var value = query.executeQuery()) {
+                value.next();
+                return value.getString(1);
+            }
+        }
+    }
+
+    /** {@return the name of the run's database} */
+    String database() {
+        return database;
     }
 
     private static String poolOf(Side side) {
@@ -265,7 +292,7 @@ final class PostgresPeers implements AutoCloseable {
             create.execute("CREATE SCHEMA " + name);
         }
         HikariDataSource pool = new HikariDataSource(config);
-        pools.add(pool);
+        pools.put(name, pool);
         execute(pool, "CREATE TABLE stock (id INTEGER PRIMARY KEY, total BIGINT NOT NULL)");
         execute(pool, "INSERT INTO stock (id, total) VALUES (1, 0)");
         return pool;
@@ -286,7 +313,7 @@ final class PostgresPeers implements AutoCloseable {
         if (camel != null) {
             camel.stop();
         }
-        pools.forEach(HikariDataSource::close);
+        pools.values().forEach(HikariDataSource::close);
         try (Connection admin = DriverManager.getConnection(PostgresState.URL, PostgresState.USER, null);
              Statement drop = admin.createStatement()) {
             drop.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");

@@ -237,6 +237,47 @@ class BenchmarkStatesTest {
     }
 
     @Test
+    void postgresPeersApplyEveryMessageOnEverySideAndDropTheirDatabase() throws Exception {
+        PostgresPeersBenchmark.Database db = new PostgresPeersBenchmark.Database();
+        db.synchronousCommit = "off";
+        db.sides = java.util.Arrays.stream(PostgresPeers.Side.values()).map(Enum::name)
+                .collect(java.util.stream.Collectors.joining("+"));
+        setUpOrAbort(db::setUp);
+        String database = db.peers.database();
+        try {
+            PostgresPeersBenchmark.SideTimes times = new PostgresPeersBenchmark.SideTimes();
+            PostgresPeersBenchmark bench = new PostgresPeersBenchmark();
+            assertEquals(db.chosen.length, bench.round01(db, times));
+            assertEquals(db.chosen.length, bench.round01(db, times));
+
+            assertTrue(times.jdbcWall() > 0 && times.inboxWall() > 0 && times.springIntegrationWall() > 0
+                    && times.camelWall() > 0 && times.jdbcWithClientWorkWall() > 0);
+            assertTrue(times.inboxCpu() > 0 && times.inboxCpu() <= times.inboxWall());
+            // Sides that share a pool share its stock row: two rounds of 7 each.
+            assertEquals(2 * 7 * 3, db.peers.stockTotal(PostgresPeers.Side.JDBC), "JDBC, with settings, with work");
+            assertEquals(2 * 7 * 2, db.peers.stockTotal(PostgresPeers.Side.INBOX), "the inbox, both effects");
+            assertEquals(2 * 7 * 2, db.peers.stockTotal(PostgresPeers.Side.INBOX_ROW), "the inbox's row by hand");
+            assertEquals(2 * 7, db.peers.stockTotal(PostgresPeers.Side.SPRING_INTEGRATION));
+            assertEquals(2 * 7, db.peers.stockTotal(PostgresPeers.Side.CAMEL));
+            for (PostgresPeers.Side side : PostgresPeers.Side.values()) {
+                assertTrue(db.peers.applier(side).apply("stored-once-" + side), side + ": a new id");
+                assertFalse(db.peers.applier(side).apply("stored-once-" + side), side + ": its duplicate");
+            }
+            assertEquals("off", db.peers.setting(PostgresPeers.Side.INBOX, "synchronous_commit"));
+        } finally {
+            db.tearDown();
+        }
+        try (java.sql.Connection admin = java.sql.DriverManager.getConnection(PostgresState.URL, PostgresState.USER, null);
+             java.sql.PreparedStatement exists = admin.prepareStatement("SELECT count(*) FROM pg_database WHERE datname = ?")) {
+            exists.setString(1, database);
+            try (java.sql.ResultSet count = exists.executeQuery()) {
+                count.next();
+                assertEquals(0, count.getInt(1), "the run's database dropped");
+            }
+        }
+    }
+
+    @Test
     void mariaDbStateServesBothSidesAndDropsItsDatabases() throws Exception {
         MariaDbBenchmark.Database db = new MariaDbBenchmark.Database();
         db.setUp();
