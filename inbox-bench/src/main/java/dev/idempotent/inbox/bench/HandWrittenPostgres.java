@@ -15,7 +15,8 @@ import javax.sql.DataSource;
 /**
  * The PostgreSQL baseline: the inbox's claim SQL written by hand with plain JDBC, one transaction
  * per message on a connection borrowed from the same kind of pool the inbox uses: the claim
- * {@code INSERT ... ON CONFLICT DO NOTHING RETURNING true}, {@code UPDATE stock} if the id was new,
+ * {@code INSERT ... ON CONFLICT DO NOTHING}, whose row count tells whether the id was new,
+ * {@code UPDATE stock} if it was,
  * otherwise a read of the stored row, then {@code COMMIT}. Statements are prepared by name on each
  * borrowed connection, which the PostgreSQL driver caches and turns into server-side prepared
  * statements after a few uses. It leaves out what the inbox adds to every transaction, its
@@ -28,8 +29,7 @@ final class HandWrittenPostgres {
             INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                        fingerprint, content, received_at)
             VALUES (?, ?, ?, ?, ?, ?, NULL, ?)
-            ON CONFLICT (inbox, id) DO NOTHING
-            RETURNING true""";
+            ON CONFLICT (inbox, id) DO NOTHING""";
     static final String SELECT = "SELECT fingerprint_algorithm, content_type, content_type_version, fingerprint,"
             + " received_at FROM inbox_message WHERE inbox = ? AND id = ?";
     static final String UPDATE = "UPDATE stock SET total = total + ? WHERE id = 1";
@@ -116,13 +116,13 @@ final class HandWrittenPostgres {
             claim.setInt(5, fingerprint.contentType().version());
             claim.setBytes(6, fingerprint.digest());
             claim.setObject(7, OffsetDateTime.ofInstant(Instant.now().truncatedTo(ChronoUnit.MILLIS), ZoneOffset.UTC));
-            boolean rows = claim.execute();
-            while (!rows && claim.getUpdateCount() != -1) {
-                rows = claim.getMoreResults(); // past the settings' results
+            // The settings, if any, answer first; the claim's row count is the last.
+            claim.execute();
+            int inserted = claim.getUpdateCount();
+            while (claim.getMoreResults() || claim.getUpdateCount() != -1) {
+                inserted = claim.getUpdateCount();
             }
-            try (ResultSet inserted = claim.getResultSet()) {
-                return inserted.next();
-            }
+            return inserted == 1;
         }
     }
 

@@ -16,7 +16,6 @@ import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
@@ -41,12 +40,12 @@ import org.postgresql.core.TransactionState;
  */
 final class PostgresTransaction implements StoreTransaction<Handle> {
 
-    // RETURNING tells in the same statement whether this call inserted the row. Under READ COMMITTED
-    // a claim that meets another transaction's uncommitted row of the same id waits for it to end,
-    // then inserts (it rolled back) or does nothing (it committed).
-    private static final String CLAIMED = "inbox_claimed";
+    // The row count tells in the same statement whether this call inserted the row: 1, or 0 when a
+    // row of the id was there. Under READ COMMITTED a claim that meets another transaction's
+    // uncommitted row of the same id waits for it to end, then inserts (it rolled back) or does
+    // nothing (it committed).
     private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING RETURNING true AS " + CLAIMED;
+            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
 
     // A joined claim waits at most the busy timeout, and the caller's transaction keeps its own
     // lock_timeout for everything else: the caller's value is kept in a setting of the inbox's own
@@ -280,19 +279,26 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
                 : first(CLAIM);
         try (PreparedStatement claim = connection.prepareStatement(sql)) {
             InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, PostgresStore.TIME);
-            // The settings answer too, in order; the claim's result is the one its column names.
+            // Every statement sent answers, in order: the settings and a savepoint with a count of
+            // 0, a joined claim's set_config calls with a row each, the claim with its row count,
+            // which is the last count of all. (A RETURNING column would cost a described result
+            // set on every claim to tell the same.)
+            int inserted = -1;
             boolean rows = claim.execute();
-            while (rows || claim.getUpdateCount() != -1) {
-                if (rows) {
-                    try (ResultSet result = claim.getResultSet()) {
-                        if (CLAIMED.equals(result.getMetaData().getColumnLabel(1))) {
-                            return result.next();
-                        }
+            while (true) {
+                if (!rows) {
+                    int count = claim.getUpdateCount();
+                    if (count == -1) {
+                        break;
                     }
+                    inserted = count;
                 }
                 rows = claim.getMoreResults();
             }
-            throw new SQLException("the claim returned no result set");
+            if (inserted != 0 && inserted != 1) {
+                throw new SQLException("the claim answered with a row count of " + inserted + ", not 0 or 1");
+            }
+            return inserted == 1;
         }
     }
 
