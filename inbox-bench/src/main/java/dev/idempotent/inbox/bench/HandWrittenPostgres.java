@@ -116,14 +116,22 @@ final class HandWrittenPostgres {
             claim.setInt(5, fingerprint.contentType().version());
             claim.setBytes(6, fingerprint.digest());
             claim.setObject(7, OffsetDateTime.ofInstant(Instant.now().truncatedTo(ChronoUnit.MILLIS), ZoneOffset.UTC));
-            // The settings, if any, answer first; the claim's row count is the last.
-            claim.execute();
-            int inserted = claim.getUpdateCount();
-            while (claim.getMoreResults() || claim.getUpdateCount() != -1) {
-                inserted = claim.getUpdateCount();
-            }
-            return inserted == 1;
+            return inserted(claim);
         }
+    }
+
+    /**
+     * Runs {@code claim}, an {@code INSERT ... ON CONFLICT DO NOTHING} with any settings in front
+     * of it, and tells whether it inserted the row: the settings answer first, the insert's row
+     * count is the last.
+     */
+    static boolean inserted(PreparedStatement claim) throws SQLException {
+        claim.execute();
+        int inserted = claim.getUpdateCount();
+        while (claim.getMoreResults() || claim.getUpdateCount() != -1) {
+            inserted = claim.getUpdateCount();
+        }
+        return inserted == 1;
     }
 
     private void readStored(Connection connection, String id) throws SQLException {

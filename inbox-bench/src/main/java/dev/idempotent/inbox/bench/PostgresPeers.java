@@ -198,13 +198,7 @@ final class PostgresPeers implements AutoCloseable {
                     try (PreparedStatement claim = connection.prepareStatement(
                             settings + "INSERT INTO processed_message (id) VALUES (?) ON CONFLICT DO NOTHING")) {
                         claim.setString(1, id);
-                        // The settings, if any, answer first; the insert's count is the last.
-                        claim.execute();
-                        int inserted = claim.getUpdateCount();
-                        while (claim.getMoreResults() || claim.getUpdateCount() != -1) {
-                            inserted = claim.getUpdateCount();
-                        }
-                        applied = inserted == 1;
+                        applied = HandWrittenPostgres.inserted(claim);
                     }
                     work(workNanos);
                     if (applied) {

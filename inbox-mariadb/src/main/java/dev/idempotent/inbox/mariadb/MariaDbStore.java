@@ -166,7 +166,7 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
             Integer found = readVersion(handle);
             if (found != null) {
                 // A schema a migration tool created, or an earlier first use: no DDL, no lock.
-                checkVersion(found);
+                InboxRows.refuseNewerSchema(found, SCHEMA_VERSION);
                 return;
             }
             // DDL commits by itself in MariaDB, so a transaction cannot keep concurrent first uses
@@ -184,7 +184,7 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                     handle.createScript(schemaScript()).execute();
                 }
                 Integer version = readVersion(handle);
-                checkVersion(version == null ? SCHEMA_VERSION : version);
+                InboxRows.refuseNewerSchema(version == null ? SCHEMA_VERSION : version, SCHEMA_VERSION);
                 log.debug("inbox schema version {} is in place", version);
             } finally {
                 handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").mapTo(Integer.class).one();
@@ -226,13 +226,6 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                 .orElse(null);
     }
 
-    private static void checkVersion(int version) {
-        if (version > SCHEMA_VERSION) {
-            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
-                    "the database holds inbox schema version " + version + ", written by a newer version of this"
-                            + " library; this version knows schema " + SCHEMA_VERSION + " at most", null);
-        }
-    }
 
     /**
      * Refuses connections whose claims could not tell an inserted row from an existing one. The

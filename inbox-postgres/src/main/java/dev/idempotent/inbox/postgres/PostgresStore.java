@@ -180,7 +180,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
             Integer found = readVersion(handle);
             if (found != null) {
                 // A schema a migration tool created, or an earlier first use: no DDL, no lock.
-                checkVersion(found);
+                InboxRows.refuseNewerSchema(found, SCHEMA_VERSION);
                 return;
             }
             handle.begin();
@@ -198,7 +198,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
             }
             handle.createScript(schemaScript()).execute();
             Integer version = readVersion(handle);
-            checkVersion(version == null ? SCHEMA_VERSION : version);
+            InboxRows.refuseNewerSchema(version == null ? SCHEMA_VERSION : version, SCHEMA_VERSION);
             handle.commit();
             log.debug("inbox schema version {} is in place", version);
         } catch (RuntimeException e) {
@@ -247,13 +247,6 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                 .orElse(null);
     }
 
-    private static void checkVersion(int version) {
-        if (version > SCHEMA_VERSION) {
-            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
-                    "the database holds inbox schema version " + version + ", written by a newer version of this"
-                            + " library; this version knows schema " + SCHEMA_VERSION + " at most", null);
-        }
-    }
 
     /** The text of the schema script shipped in this jar. */
     static String schemaScript() {

@@ -34,8 +34,7 @@ final class Migrations {
     }
 
     static int flyway(PostgresFixture fixture) {
-        return Flyway.configure().dataSource(dataSource(fixture)).schemas(fixture.schema())
-                .locations(FLYWAY_LOCATION).load().migrate().migrationsExecuted;
+        return configure(fixture).locations(FLYWAY_LOCATION).load().migrate().migrationsExecuted;
     }
 
     static void liquibase(PostgresFixture fixture) throws SQLException, LiquibaseException {

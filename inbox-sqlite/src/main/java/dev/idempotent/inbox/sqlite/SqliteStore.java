@@ -236,8 +236,8 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         execute(handle, "BEGIN IMMEDIATE", "beginning the schema transaction");
         try {
             Integer found = readVersion(handle);
-            if (found != null && found > SCHEMA_VERSION) {
-                InboxRows.validateSchema(found, SCHEMA_VERSION, table -> true, "the database file", MIGRATION);
+            if (found != null) {
+                InboxRows.refuseNewerSchema(found, SCHEMA_VERSION);
             }
             // Run even over a schema in place: the script is idempotent, and its write is what finds
             // a read-only file out now rather than at the first message.

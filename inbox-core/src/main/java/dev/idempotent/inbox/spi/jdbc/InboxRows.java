@@ -213,15 +213,28 @@ public final class InboxRows {
             throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
                     "inbox_schema in " + where + " records no version for component 'inbox'" + advice, null);
         }
-        if (recordedVersion > knownVersion) {
-            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
-                    "the database holds inbox schema version " + recordedVersion + ", written by a newer version of"
-                            + " this library; this version knows schema " + knownVersion + " at most", null);
-        }
+        refuseNewerSchema(recordedVersion, knownVersion);
         if (recordedVersion < knownVersion) {
             throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
                     "inbox_schema in " + where + " records version " + recordedVersion + ", older than version "
                             + knownVersion + " this library needs" + advice, null);
+        }
+    }
+
+    /**
+     * Refuses a schema version newer than this library knows, which every schema mode must: the
+     * stores' {@code CREATE} finds an existing schema with it, {@code VALIDATE} through
+     * {@link #validateSchema}.
+     *
+     * @param recordedVersion the version recorded in the database
+     * @param knownVersion the newest version this library's store knows
+     * @throws InboxStorageException of kind {@code NEWER_SCHEMA} if {@code recordedVersion} is newer
+     */
+    public static void refuseNewerSchema(int recordedVersion, int knownVersion) {
+        if (recordedVersion > knownVersion) {
+            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
+                    "the database holds inbox schema version " + recordedVersion + ", written by a newer version of"
+                            + " this library; this version knows schema " + knownVersion + " at most", null);
         }
     }
 }
