@@ -47,16 +47,16 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
-    private final String transactionSettings;
-    private final String settingsThenClaim;
+    private final PostgresTransaction.Begin readWrite;
+    private final PostgresTransaction.Begin readOnly;
 
     PostgresStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
         super(TIME);
         // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
         this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
-        this.transactionSettings = transactionSettings(busyTimeout);
-        this.settingsThenClaim = PostgresTransaction.settingsThenClaim(transactionSettings);
+        this.readWrite = PostgresTransaction.Begin.of(begin(busyTimeout, false));
+        this.readOnly = PostgresTransaction.Begin.of(begin(busyTimeout, true));
         if (schemaMode == SchemaMode.NONE) {
             return;
         }
@@ -76,6 +76,10 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
         return Writers.CONCURRENT;
     }
 
+    /**
+     * A transaction on a connection of its own. Nothing is sent yet: the transaction's {@code BEGIN}
+     * travels in front of its first statement (see {@link PostgresTransaction}).
+     */
     @Override
     public StoreTransaction<Handle> begin() {
         Handle handle = open("opening a connection");
@@ -86,14 +90,18 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                         + " isolation level and lock timeout would never apply. Give the inbox a Jdbi whose"
                         + " connections come in autocommit mode with no transaction open");
             }
-            handle.begin();
         } catch (RuntimeException e) {
             RuntimeException failure = e instanceof JdbiException jdbiFailure
                     ? PostgresErrors.translate(jdbiFailure, "beginning the transaction") : e;
             discard(handle, failure);
             throw failure;
         }
-        return new PostgresTransaction(handle, transactionSettings, settingsThenClaim);
+        try {
+            return PostgresTransaction.own(handle, readWrite, readOnly);
+        } catch (RuntimeException e) {
+            discard(handle, e);
+            throw e;
+        }
     }
 
     /**
@@ -107,16 +115,19 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
     }
 
     /**
-     * What every transaction of the inbox sets before its first statement.
+     * How every transaction of the inbox begins, in front of its first statement.
      *
-     * <p>READ COMMITTED, whatever the database's default: each statement sees what committed before
-     * it began, so the read after a claim that waited for another transaction sees that
-     * transaction's row. Under REPEATABLE READ or SERIALIZABLE the waiting claim would fail with a
-     * serialization error instead, and the read could not see the row. The lock timeout is local
-     * to the transaction, so a pooled connection goes back as it came.
+     * <p>READ COMMITTED, whatever the database's or the session's default: each statement sees what
+     * committed before it began, so the read after a claim that waited for another transaction
+     * sees that transaction's row. Under REPEATABLE READ or SERIALIZABLE the waiting claim would
+     * fail with a serialization error instead, and the read could not see the row. The level is
+     * part of the {@code BEGIN} and the lock timeout is local to the transaction, so whatever an
+     * earlier borrower left in a pooled connection's session, every transaction of the inbox
+     * gets both, and the connection goes back as it came. On a read-only connection the inbox
+     * begins as pgjdbc would have, read-only, and its claim is refused.
      */
-    static String transactionSettings(Duration busyTimeout) {
-        return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
+    static String begin(Duration busyTimeout, boolean readOnly) {
+        return "BEGIN ISOLATION LEVEL READ COMMITTED" + (readOnly ? " READ ONLY" : "") + "; SET LOCAL lock_timeout = '"
                 + lockTimeout(busyTimeout) + "'";
     }
 

@@ -32,11 +32,21 @@ import org.postgresql.core.TransactionState;
  *
  * <p>The inbox's own statements run as plain JDBC on the handle's connection. Statements that
  * return nothing and need not be answered on their own wait and travel in front of the next
- * one, in its round trip: the transaction's settings (the driver sends the {@code BEGIN} with
- * them) and each savepoint, which the engine always follows with a claim. A call then costs
+ * one, in its round trip: the transaction's {@code BEGIN} with its isolation level and lock
+ * timeout, and each savepoint, which the engine always follows with a claim. A call then costs
  * the round trips a hand-written transaction costs (claim, effect, commit). A release is sent
  * at once: an effect may leave the transaction aborted, and only a release answered on its own
  * blames that on the message it belongs to.
+ *
+ * <p>The inbox sends its {@code BEGIN} itself, on a connection still in autocommit mode, rather
+ * than leave it to the driver: pgjdbc sends its own {@code BEGIN} as a query of the simple
+ * protocol, which the server answers, and flushes, apart from the statements behind it, so the
+ * first round trip of every transaction would wake the caller's thread twice. Once the server
+ * has answered the text that carried the {@code BEGIN}, or failed it, Jdbi begins the handle's
+ * transaction, which turns autocommit off without a statement; from then on the handle is in a
+ * transaction as any Jdbi transaction is, and is committed or rolled back as one. Should Jdbi
+ * fail to begin, the transaction is rolled back at once, so that the connection never goes back
+ * to a pool with a transaction open that neither Jdbi nor the pool knows of.
  */
 final class PostgresTransaction implements StoreTransaction<Handle> {
 
@@ -76,13 +86,20 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     private final Handle handle;
     private final Connection connection;
+    // pgjdbc's own connection under the pool's wrapper, for the transaction state it tracks; null
+    // for another driver, whose state a statement must ask for.
+    private final BaseConnection driver;
     private final FailedStatements effectFailures;
     private final StringBuilder unsent;
-    // The settings and the claim as one text, made once per store: while the settings alone wait
-    // (a lone message's claim), the claim goes out as this, and the driver finds its parsed and
+    // The BEGIN and the claim as one text, made once per store: while the BEGIN alone waits (a
+    // lone message's claim), the claim goes out as this, and the driver finds its parsed and
     // server-prepared form by a string whose hash it has already computed.
-    private final String settingsThenClaim;
-    private boolean onlySettingsUnsent;
+    private final String beginThenClaim;
+    private boolean onlyBeginUnsent;
+    // The inbox's own transaction: whether its BEGIN still waits in unsent, and whether it went out
+    // in the text being sent, after whose answer Jdbi begins the transaction.
+    private boolean beginUnsent;
+    private boolean beginUnanswered;
     // Null for the inbox's own transactions; the busy timeout's lock_timeout for a joined one.
     private final String joinedLockTimeout;
     private EffectGuard effectGuard;
@@ -90,25 +107,52 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private boolean ended;
     private boolean broken;
 
-    /**
-     * The inbox's own transaction on {@code handle}.
-     *
-     * @param transactionSettings what every transaction sets first ({@link PostgresStore#transactionSettings})
-     * @param settingsThenClaim {@link #settingsThenClaim(String)} of those settings
-     */
-    PostgresTransaction(Handle handle, String transactionSettings, String settingsThenClaim) {
-        this(handle, transactionSettings, settingsThenClaim, null);
+    /** How the inbox's own transactions begin, as sent, made once per store. */
+    record Begin(String statements, String thenClaim) {
+        /** {@return {@code statements}, and the claim with them in front of it} */
+        static Begin of(String statements) {
+            return new Begin(statements, statements + "; " + CLAIM);
+        }
     }
 
-    private PostgresTransaction(Handle handle, String transactionSettings, String settingsThenClaim,
-            String joinedLockTimeout) {
+    /**
+     * The inbox's own transaction on {@code handle}, which must be in autocommit mode with no
+     * transaction open; nothing is sent until its first statement.
+     *
+     * @param readWrite how a transaction begins ({@link PostgresStore#begin})
+     * @param readOnly how it begins where the driver would begin it read-only: on a connection set
+     *     read-only, unless pgjdbc's {@code readOnlyMode} is {@code ignore}
+     */
+    static PostgresTransaction own(Handle handle, Begin readWrite, Begin readOnly) {
+        Connection connection = handle.getConnection();
+        BaseConnection driver = driver(connection, "opening a connection");
+        boolean hintReadOnly;
+        try {
+            hintReadOnly = driver != null ? driver.hintReadOnly() : connection.isReadOnly();
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, "opening a connection", connection);
+        }
+        return new PostgresTransaction(handle, driver, hintReadOnly ? readOnly : readWrite, null);
+    }
+
+    private PostgresTransaction(Handle handle, BaseConnection driver, Begin begin, String joinedLockTimeout) {
         this.handle = handle;
-        this.unsent = new StringBuilder(transactionSettings);
-        this.settingsThenClaim = settingsThenClaim;
-        this.onlySettingsUnsent = settingsThenClaim != null;
         this.connection = handle.getConnection();
+        this.driver = driver;
+        this.unsent = new StringBuilder(begin == null ? "" : begin.statements());
+        this.beginThenClaim = begin == null ? null : begin.thenClaim();
+        this.onlyBeginUnsent = begin != null;
+        this.beginUnsent = begin != null;
         this.joinedLockTimeout = joinedLockTimeout;
         this.effectFailures = FailedStatements.watch(handle);
+    }
+
+    private static BaseConnection driver(Connection connection, String doing) {
+        try {
+            return connection.isWrapperFor(BaseConnection.class) ? connection.unwrap(BaseConnection.class) : null;
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, doing, connection);
+        }
     }
 
     /**
@@ -119,24 +163,18 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
      */
     static PostgresTransaction joined(Handle callerHandle, String lockTimeout) {
         Connection connection = callerHandle.getConnection();
-        TransactionState state;
+        BaseConnection driver;
         try {
             JoinedTransaction.requireOpenTransaction(connection);
-            state = connection.isWrapperFor(BaseConnection.class)
-                    ? connection.unwrap(BaseConnection.class).getTransactionState() : null;
+            driver = driver(connection, "reading the caller's transaction state");
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "reading the caller's transaction state");
         }
-        if (state == TransactionState.FAILED) {
+        if (driver != null && driver.getTransactionState() == TransactionState.FAILED) {
             throw new InboxException("the caller's transaction is aborted (one of its statements failed), so"
                     + " nothing more can happen in it; roll it back (or back to a savepoint of yours) first");
         }
-        return new PostgresTransaction(callerHandle, "", null, lockTimeout);
-    }
-
-    /** {@return the claim with {@code transactionSettings} in front of it, as it is sent} */
-    static String settingsThenClaim(String transactionSettings) {
-        return transactionSettings + "; " + CLAIM;
+        return new PostgresTransaction(callerHandle, driver, null, lockTimeout);
     }
 
     private boolean isJoined() {
@@ -175,8 +213,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
                 return false;
             }
             // After a commit or rollback with autocommit off, pgjdbc is idle until the next statement.
-            return !connection.isWrapperFor(BaseConnection.class)
-                    || connection.unwrap(BaseConnection.class).getTransactionState() != TransactionState.IDLE;
+            return driver == null || driver.getTransactionState() != TransactionState.IDLE;
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "reading the transaction's state");
         }
@@ -199,23 +236,21 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     }
 
     private boolean isAborted() {
-        try {
-            if (connection.isWrapperFor(BaseConnection.class)) {
-                return connection.unwrap(BaseConnection.class).getTransactionState() == TransactionState.FAILED;
-            }
-        } catch (SQLException e) {
-            throw PostgresErrors.translate(e, "reading the transaction's state");
+        if (driver != null) {
+            return driver.getTransactionState() == TransactionState.FAILED;
         }
         // Not pgjdbc's own connection: ask the server, which refuses any statement in an aborted transaction.
         try (Statement probe = connection.createStatement()) {
             probe.execute(first("SELECT 1"));
-            return false;
         } catch (SQLException e) {
+            answered(e);
             if (PostgresErrors.IN_FAILED_SQL_TRANSACTION.equals(e.getSQLState())) {
                 return true;
             }
             throw PostgresErrors.translate(e, "reading the transaction's state");
         }
+        answered(null);
+        return false;
     }
 
     @Override
@@ -243,8 +278,63 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private String takeUnsent() {
         String statements = unsent.toString();
         unsent.setLength(0);
-        onlySettingsUnsent = false;
+        onlyBeginUnsent = false;
+        beginLeaves();
         return statements;
+    }
+
+    private void beginLeaves() {
+        if (beginUnsent) {
+            beginUnsent = false;
+            beginUnanswered = true;
+        }
+    }
+
+    /**
+     * After the server answered a text, or failed it: if the text carried the transaction's
+     * {@code BEGIN}, Jdbi begins the handle's transaction, which turns autocommit off without a
+     * statement, since pgjdbc already holds the transaction open (aborted, if the text failed).
+     * The commit, the rollback and the savepoints of this class then find the handle as Jdbi
+     * would have it. Should Jdbi fail to, the transaction is rolled back at once.
+     *
+     * @param failure what the text failed with, or {@code null}; a failure of this step is added to it
+     */
+    private void answered(Exception failure) {
+        if (!beginUnanswered) {
+            return;
+        }
+        beginUnanswered = false;
+        try {
+            handle.begin();
+        } catch (RuntimeException e) {
+            RuntimeException beginFailure = e instanceof JdbiException jdbiFailure
+                    ? PostgresErrors.translate(jdbiFailure, "beginning the transaction", connection) : e;
+            if (failure != null) {
+                failure.addSuppressed(beginFailure);
+            }
+            rollBackBegun(failure != null ? failure : beginFailure);
+            if (failure == null) {
+                throw beginFailure;
+            }
+        }
+    }
+
+    /**
+     * Ends, on a connection still in autocommit mode, the transaction the {@code BEGIN} opened on
+     * the server: neither Jdbi nor a pool would roll it back, as neither knows of it.
+     */
+    private void rollBackBegun(Exception failure) {
+        try {
+            if (driver != null && driver.getTransactionState() == TransactionState.IDLE) {
+                return; // nothing open: the BEGIN itself failed, or the connection is gone
+            }
+            try (Statement rollback = connection.createStatement()) {
+                rollback.execute("ROLLBACK");
+            }
+        } catch (SQLException | RuntimeException e) {
+            // The connection is in doubt: the failure that brought us here says why.
+            failure.addSuppressed(e);
+        }
     }
 
     @Override
@@ -272,15 +362,28 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     /** Whether the claim inserted the row; false when a row of this id was there. */
     private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
             throws SQLException {
-        String sql = onlySettingsUnsent ? takeSettingsThenClaim() : isJoined()
+        String sql = onlyBeginUnsent ? takeBeginThenClaim() : isJoined()
                 ? first("SELECT set_config('" + SAVED_LOCK_TIMEOUT + "', current_setting('lock_timeout'), true),"
                         + " set_config('lock_timeout', '" + joinedLockTimeout + "', true); " + CLAIM + "; "
                         + RESTORE_LOCK_TIMEOUT)
                 : first(CLAIM);
+        boolean inserted;
+        try {
+            inserted = sendClaim(sql, inbox, id, fingerprint, content, receivedAt);
+        } catch (SQLException | RuntimeException e) {
+            answered(e);
+            throw e;
+        }
+        answered(null);
+        return inserted;
+    }
+
+    private boolean sendClaim(String sql, String inbox, String id, Fingerprint fingerprint, Content content,
+            Instant receivedAt) throws SQLException {
         try (PreparedStatement claim = connection.prepareStatement(sql)) {
             InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, PostgresStore.TIME);
-            // Every statement sent answers, in order: the settings and a savepoint with a count of
-            // 0, a joined claim's set_config calls with a row each, the claim with its row count,
+            // Every statement sent answers, in order: the BEGIN, the lock timeout and a savepoint
+            // with a count of 0, a joined claim's set_config calls with a row each, the claim with its row count,
             // which is the last count of all. (A RETURNING column would cost a described result
             // set on every claim to tell the same.)
             int inserted = -1;
@@ -302,10 +405,11 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         }
     }
 
-    private String takeSettingsThenClaim() {
+    private String takeBeginThenClaim() {
         unsent.setLength(0);
-        onlySettingsUnsent = false;
-        return settingsThenClaim;
+        onlyBeginUnsent = false;
+        beginLeaves();
+        return beginThenClaim;
     }
 
     @Override
@@ -322,7 +426,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     public void savepoint() {
         effectFailures.forget();
         savepoints++;
-        onlySettingsUnsent = false;
+        onlyBeginUnsent = false;
         unsent.append(unsent.isEmpty() ? "" : "; ").append("SAVEPOINT ").append(savepointName());
     }
 
@@ -382,8 +486,11 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         try (Statement statement = connection.createStatement()) {
             statement.execute(sql);
         } catch (SQLException e) {
-            throw PostgresErrors.translate(e, doing, connection);
+            RuntimeException failure = PostgresErrors.translate(e, doing, connection);
+            answered(failure);
+            throw failure;
         }
+        answered(null);
     }
 
     @Override

@@ -28,6 +28,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -50,6 +52,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * What only PostgreSQL shows: two connections racing for one id, server settings that refuse
@@ -252,14 +259,11 @@ class PostgresInboxTest {
 
     @Test
     void aPooledConnectionHandedBackWithOtherSessionSettingsIsCorrectedForTheNextApply() {
-        // The settings are sent with every transaction's claim, not once per connection: a pool
-        // cannot tell the inbox what another borrower did to a connection's session, and behind a
-        // transaction pooler a session is not even the same server connection twice.
-        HikariConfig config = new HikariConfig();
-        config.setDataSource(PostgresFixture.dataSource(PostgresFixture.PORT, "-c search_path=" + fixture.schema()));
-        config.setMaximumPoolSize(1); // one physical connection: every borrower gets the same session
-        config.setPoolName("settings-test");
-        try (HikariDataSource pool = new HikariDataSource(config)) {
+        // The isolation level goes with every transaction's BEGIN and the lock timeout with its
+        // claim, not once per connection: a pool cannot tell the inbox what another borrower did to
+        // a connection's session, and behind a transaction pooler a session is not even the same
+        // server connection twice.
+        try (HikariDataSource pool = poolOfOne("")) {
             Jdbi pooled = Jdbi.create(pool);
             PostgresInbox inbox = open(PostgresInbox.builder(pooled).name("warehouse")
                     .busyTimeout(Duration.ofMillis(1500)));
@@ -276,6 +280,100 @@ class PostgresInboxTest {
             String backend = seen.get(0).substring(0, seen.get(0).indexOf(' '));
             assertEquals(List.of(backend + " read committed 1500ms", backend + " serializable 0",
                     backend + " read committed 1500ms"), seen, "one session, handed back changed, corrected");
+        }
+    }
+
+    /** One physical connection: every borrower gets the same session. */
+    private HikariDataSource poolOfOne(String options) {
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(PostgresFixture.dataSource(PostgresFixture.PORT,
+                "-c search_path=" + fixture.schema() + " " + options));
+        config.setMaximumPoolSize(1);
+        config.setPoolName("pool-of-one");
+        return new HikariDataSource(config);
+    }
+
+    @Test
+    void aClaimThatFailsHandsThePooledConnectionBackWithNoTransactionOpen() throws SQLException {
+        // The inbox's BEGIN travels with its claim, on a connection still in autocommit mode; when
+        // that claim fails, neither Jdbi nor the pool knows of the transaction it began, so the
+        // inbox must end it itself, or the next borrower would write inside it.
+        try (HikariDataSource pool = poolOfOne("")) {
+            Jdbi pooled = Jdbi.create(pool);
+            PostgresInbox inbox = open(PostgresInbox.builder(pooled).name("warehouse")
+                    .busyTimeout(Duration.ofMillis(200)));
+            try (InboxFixture.HeldLock held = fixture.holdWriteLock("warehouse", "snack-7")) {
+                assertThrows(InboxBusyException.class, () -> receive(inbox, "snack-7", 7));
+            }
+
+            assertHandedBackIdle(pooled);
+            assertInstanceOf(Outcome.Applied.class, receive(inbox, "snack-7", 7));
+            assertHandedBackIdle(pooled);
+            assertEquals(7, stock.total());
+        }
+    }
+
+    @Test
+    void aClaimRefusedByAReadOnlySessionHandsThePooledConnectionBackWithNoTransactionOpen() throws SQLException {
+        open().close(); // the schema is in place
+        try (HikariDataSource pool = poolOfOne("-c default_transaction_read_only=on")) {
+            Jdbi pooled = Jdbi.create(pool);
+            PostgresInbox inbox = open(PostgresInbox.builder(pooled).name("warehouse"));
+
+            InboxStorageException refused = assertThrows(InboxStorageException.class,
+                    () -> receive(inbox, "snack-7", 7));
+            // And a batch, whose BEGIN travels with its first savepoint and claim: the message fails alone.
+            List<MessageResult<Integer>> batch = inbox.applyAll(List.of(Message.of("snack-8", Content.of(8))),
+                    (tx, message) -> stock.add(tx, 8));
+
+            assertEquals(InboxStorageException.Kind.READ_ONLY, refused.kind());
+            assertEquals(InboxStorageException.Kind.READ_ONLY,
+                    assertInstanceOf(InboxStorageException.class, batch.get(0).failure().orElseThrow()).kind());
+            assertHandedBackIdle(pooled);
+            assertEquals(0, effects.get());
+            assertEquals(0, rows());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"transaction", "always"})
+    void aReadOnlyConnectionIsRefusedAsReadOnlyAndHandedBackWithNoTransactionOpen(String readOnlyMode)
+            throws SQLException {
+        // The inbox begins its transactions itself, as pgjdbc would have: read-only on a
+        // connection set read-only. In readOnlyMode=always pgjdbc also switches the session between
+        // read only and read write as autocommit changes, with a statement that fails in the
+        // transaction the refused claim aborted; Jdbi cannot begin its transaction then, and the
+        // inbox rolls back the one its BEGIN opened on its own.
+        open().close(); // the schema is in place
+        PGSimpleDataSource dataSource = PostgresFixture.dataSource(PostgresFixture.PORT,
+                "-c search_path=" + fixture.schema());
+        dataSource.setReadOnlyMode(readOnlyMode);
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(dataSource);
+        config.setReadOnly(true);
+        config.setMaximumPoolSize(1);
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            Jdbi pooled = Jdbi.create(pool);
+            PostgresInbox inbox = open(PostgresInbox.builder(pooled).name("warehouse"));
+
+            InboxStorageException refused = assertThrows(InboxStorageException.class,
+                    () -> receive(inbox, "snack-7", 7));
+
+            assertEquals(InboxStorageException.Kind.READ_ONLY, refused.kind());
+            assertHandedBackIdle(pooled);
+            assertEquals(0, effects.get());
+            assertEquals(0, rows());
+        }
+    }
+
+    /** The next borrower finds the connection in autocommit mode, with no transaction open on the server. */
+    private static void assertHandedBackIdle(Jdbi pooled) throws SQLException {
+        try (Handle next = pooled.open()) {
+            Connection connection = next.getConnection();
+            assertTrue(connection.getAutoCommit());
+            assertEquals(TransactionState.IDLE, connection.unwrap(BaseConnection.class).getTransactionState());
+            assertEquals(0L, next.createQuery("SELECT count(*) FROM inbox_message WHERE id = 'probe'")
+                    .mapTo(Long.class).one(), "a statement runs: no aborted transaction was left");
         }
     }
 
