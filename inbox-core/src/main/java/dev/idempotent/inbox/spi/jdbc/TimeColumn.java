@@ -4,6 +4,7 @@ import dev.idempotent.inbox.Beta;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -29,11 +30,25 @@ public enum TimeColumn {
         }
     },
 
-    /** A timestamp with time zone, bound and read as a UTC {@link OffsetDateTime} (PostgreSQL). */
+    /**
+     * A timestamp with time zone (PostgreSQL), read as a UTC {@link OffsetDateTime} and bound as
+     * ISO 8601 text in UTC to a parameter of no declared type, which the server reads as the type
+     * the statement gives it, such as the column's in an {@code INSERT}.
+     */
     TIMESTAMP_UTC {
+        // Text, not an OffsetDateTime: the PostgreSQL driver builds a new calendar for each statement
+        // it binds one to, most of the time binding a claim took. Outside years 1 to 9999 the text
+        // would have more digits or a sign, which PostgreSQL does not read; the driver does.
+        private static final Instant FIRST = Instant.parse("0001-01-01T00:00:00Z");
+        private static final Instant AFTER_LAST = Instant.parse("+10000-01-01T00:00:00Z");
+
         @Override
         public void bind(PreparedStatement statement, int index, Instant instant) throws SQLException {
-            statement.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+            if (instant.isBefore(FIRST) || !instant.isBefore(AFTER_LAST)) {
+                statement.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+            } else {
+                statement.setObject(index, instant.toString(), Types.OTHER);
+            }
         }
 
         @Override
