@@ -1,13 +1,9 @@
 package dev.idempotent.inbox;
 
 import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -21,18 +17,17 @@ enum FingerprintEncoding {
      * length-prefixed), the type version, and the content bytes (length-prefixed).
      */
     V1(1) {
+        private static final byte[] TAG = "dev.idempotent.inbox/fingerprint/1".getBytes(StandardCharsets.US_ASCII);
+
         @Override
-        byte[] encode(ContentType type, byte[] bytes) {
-            byte[] tag = "dev.idempotent.inbox/fingerprint/1".getBytes(StandardCharsets.US_ASCII);
-            byte[] name = utf8(type.name());
-            return ByteBuffer.allocate(tag.length + Integer.BYTES + name.length + Integer.BYTES + Long.BYTES + bytes.length)
-                    .put(tag)
-                    .putInt(name.length)
-                    .put(name)
-                    .putInt(type.version())
-                    .putLong(bytes.length)
-                    .put(bytes)
-                    .array();
+        void update(MessageDigest digest, ContentType type, byte[] bytes) {
+            byte[] name = utf8(type.name()); // first: a name it refuses leaves the digest untouched
+            digest.update(TAG);
+            digest.update(ByteBuffer.allocate(Integer.BYTES).putInt(name.length).array());
+            digest.update(name);
+            digest.update(ByteBuffer.allocate(Integer.BYTES + Long.BYTES).putInt(type.version())
+                    .putLong(bytes.length).array());
+            digest.update(bytes);
         }
     };
 
@@ -60,22 +55,27 @@ enum FingerprintEncoding {
         return Optional.empty();
     }
 
-    abstract byte[] encode(ContentType type, byte[] bytes);
+    /**
+     * Feeds {@code digest} the encoding of {@code bytes} of {@code type}, piece by piece: the
+     * content is digested where it lies, not copied into one array first.
+     */
+    abstract void update(MessageDigest digest, ContentType type, byte[] bytes);
 
     /**
      * {@code text} as UTF-8, refusing what has no UTF-8 form. {@code String.getBytes} would put a
-     * {@code ?} in place of an unpaired surrogate, and two different texts would digest alike.
+     * {@code ?} in place of an unpaired surrogate, and two different texts would digest alike; with
+     * none, it gives exactly the UTF-8 form, without an encoder made for each call.
      */
     static byte[] utf8(String text) {
-        try {
-            ByteBuffer encoded = StandardCharsets.UTF_8.newEncoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .encode(CharBuffer.wrap(text));
-            return Arrays.copyOf(encoded.array(), encoded.limit());
-        } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException("text has no UTF-8 form: it holds an unpaired surrogate", e);
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("text has no UTF-8 form: it holds an unpaired surrogate at index " + i);
+            }
         }
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     // One digest per thread: MessageDigest.getInstance looks the algorithm up among the providers
@@ -90,7 +90,8 @@ enum FingerprintEncoding {
 
     /** The fingerprint of {@code bytes} of {@code type} under this encoding. */
     Fingerprint fingerprint(ContentType type, byte[] bytes) {
-        byte[] digest = SHA_256.get().digest(encode(type, bytes));
-        return new Fingerprint(version, type, digest);
+        MessageDigest digest = SHA_256.get();
+        update(digest, type, bytes);
+        return new Fingerprint(version, type, digest.digest());
     }
 }
