@@ -20,8 +20,8 @@ import javax.sql.DataSource;
  * otherwise a read of the stored row, then {@code COMMIT}. Statements are prepared by name on each
  * borrowed connection, which the PostgreSQL driver caches and turns into server-side prepared
  * statements after a few uses. It leaves out what the inbox adds to every transaction, its
- * isolation level and lock timeout, which the inbox sends in front of its claim, in the same round
- * trip; {@link #applyWithSettings} sends them too.
+ * isolation level and lock timeout, which the inbox sends with its own {@code BEGIN} in front of
+ * its claim, in the same round trip; {@link #applyWithSettings} begins as the inbox does.
  */
 final class HandWrittenPostgres {
 
@@ -35,10 +35,10 @@ final class HandWrittenPostgres {
     static final String UPDATE = "UPDATE stock SET total = total + ? WHERE id = 1";
 
     /**
-     * What the inbox sends in front of its claim with its default busy timeout, for {@link
-     * #applyWithSettings}.
+     * How the inbox begins its transaction with its default busy timeout, in front of its claim on
+     * a connection still in autocommit mode, for {@link #applyWithSettings}.
      */
-    static final String SETTINGS = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '5000ms'; ";
+    static final String BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '5000ms'; ";
 
     private final DataSource pool;
     private final String inbox;
@@ -54,9 +54,9 @@ final class HandWrittenPostgres {
     }
 
     /**
-     * The same, with the inbox's isolation level and lock timeout sent in front of the claim, in its
-     * round trip, as the inbox sends them: tells what those settings cost from what the rest of the
-     * inbox costs.
+     * The same, begun as the inbox begins: its {@code BEGIN} with the isolation level and the lock
+     * timeout sent in front of the claim, in its round trip, then autocommit off, which sends
+     * nothing. Tells what the inbox's way of beginning costs from what the rest of the inbox costs.
      */
     boolean applyWithSettings(String id, long quantity) throws SQLException {
         return apply(id, quantity, true);
@@ -65,9 +65,20 @@ final class HandWrittenPostgres {
     private boolean apply(String id, long quantity, boolean withSettings) throws SQLException {
         Fingerprint fingerprint = Content.of(quantity).fingerprint();
         try (Connection connection = pool.getConnection()) {
-            connection.setAutoCommit(false);
             try {
-                boolean applied = applyIn(connection, id, quantity, fingerprint, withSettings);
+                boolean applied;
+                if (withSettings) {
+                    boolean claimed;
+                    try {
+                        claimed = claim(connection, id, fingerprint, true);
+                    } finally {
+                        connection.setAutoCommit(false);
+                    }
+                    applied = afterClaim(connection, id, quantity, claimed);
+                } else {
+                    connection.setAutoCommit(false);
+                    applied = applyIn(connection, id, quantity, fingerprint);
+                }
                 connection.commit();
                 return applied;
             } catch (SQLException | RuntimeException e) {
@@ -89,12 +100,15 @@ final class HandWrittenPostgres {
      * transaction.
      */
     boolean applyIn(Connection connection, String id, long quantity) throws SQLException {
-        return applyIn(connection, id, quantity, Content.of(quantity).fingerprint(), false);
+        return applyIn(connection, id, quantity, Content.of(quantity).fingerprint());
     }
 
-    private boolean applyIn(Connection connection, String id, long quantity, Fingerprint fingerprint,
-            boolean withSettings) throws SQLException {
-        boolean applied = claim(connection, id, fingerprint, withSettings);
+    private boolean applyIn(Connection connection, String id, long quantity, Fingerprint fingerprint)
+            throws SQLException {
+        return afterClaim(connection, id, quantity, claim(connection, id, fingerprint, false));
+    }
+
+    private boolean afterClaim(Connection connection, String id, long quantity, boolean applied) throws SQLException {
         if (applied) {
             try (PreparedStatement update = connection.prepareStatement(UPDATE)) {
                 update.setLong(1, quantity);
@@ -106,9 +120,9 @@ final class HandWrittenPostgres {
         return applied;
     }
 
-    private boolean claim(Connection connection, String id, Fingerprint fingerprint, boolean withSettings)
+    private boolean claim(Connection connection, String id, Fingerprint fingerprint, boolean withBegin)
             throws SQLException {
-        try (PreparedStatement claim = connection.prepareStatement(withSettings ? SETTINGS + CLAIM : CLAIM)) {
+        try (PreparedStatement claim = connection.prepareStatement(withBegin ? BEGIN + CLAIM : CLAIM)) {
             claim.setString(1, inbox);
             claim.setString(2, id);
             claim.setInt(3, fingerprint.algorithm());

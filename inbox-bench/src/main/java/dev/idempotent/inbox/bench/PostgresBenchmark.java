@@ -28,7 +28,7 @@ import org.openjdk.jmh.infra.ThreadParams;
  * counters {@code inboxNanos} and {@code jdbcNanos} are each side's time, summed over threads, so
  * their quotient is the rate ratio. With {@code effect=PREPARED} the inbox's effect prepares its
  * statement by name as the baseline does, instead of going through Jdbi; with {@code
- * baseline=WITH_SETTINGS} the baseline sends the inbox's transaction settings as the inbox does,
+ * baseline=WITH_SETTINGS} the baseline begins its transaction as the inbox does, with its settings,
  * so that the pair shows what the inbox costs beyond them. {@link SideTimes} also
  * splits each side's time into CPU on the calling thread, CPU in the server and waiting.
  */

@@ -47,7 +47,10 @@ final class PostgresPeers implements AutoCloseable {
         INBOX,
         SPRING_INTEGRATION,
         CAMEL,
-        /** {@link #JDBC} with the inbox's isolation level and lock timeout sent in front of its claim. */
+        /**
+         * {@link #JDBC} begun as the inbox begins: its own {@code BEGIN} with the isolation level and
+         * the lock timeout in front of the claim, on a connection still in autocommit mode.
+         */
         JDBC_WITH_SETTINGS,
         /** {@link HandWrittenPostgres}: the inbox's own row and claim written by hand. */
         INBOX_ROW,
@@ -90,9 +93,9 @@ final class PostgresPeers implements AutoCloseable {
         }
         try {
             DataSource jdbc = pool("jdbc", poolSize);
-            appliers[Side.JDBC.ordinal()] = handWritten(jdbc, "");
-            appliers[Side.JDBC_WITH_SETTINGS.ordinal()] = handWritten(jdbc, HandWrittenPostgres.SETTINGS);
-            appliers[Side.JDBC_WITH_CLIENT_WORK.ordinal()] = handWritten(jdbc, "", CLIENT_WORK_NANOS);
+            appliers[Side.JDBC.ordinal()] = handWritten(jdbc, false, 0);
+            appliers[Side.JDBC_WITH_SETTINGS.ordinal()] = handWritten(jdbc, true, 0);
+            appliers[Side.JDBC_WITH_CLIENT_WORK.ordinal()] = handWritten(jdbc, false, CLIENT_WORK_NANOS);
             DataSource inboxRow = pool("inbox_row", poolSize);
             PostgresInbox.builder(Jdbi.create(inboxRow)).build().close(); // the inbox's tables
             HandWrittenPostgres rows = new HandWrittenPostgres(inboxRow, "bench");
@@ -175,10 +178,6 @@ final class PostgresPeers implements AutoCloseable {
 
     private static final long CLIENT_WORK_NANOS = 10_000;
 
-    private static Applier handWritten(DataSource pool, String settings) throws SQLException {
-        return handWritten(pool, settings, 0);
-    }
-
     /** Spins for {@code nanos}: client work that holds the thread as computing would. */
     private static void work(long nanos) {
         long until = System.nanoTime() + nanos;
@@ -187,18 +186,24 @@ final class PostgresPeers implements AutoCloseable {
         }
     }
 
-    private static Applier handWritten(DataSource pool, String settings, long workNanos) throws SQLException {
+    private static Applier handWritten(DataSource pool, boolean beginAsTheInbox, long workNanos) throws SQLException {
         execute(pool, "CREATE TABLE IF NOT EXISTS processed_message (id VARCHAR(255) PRIMARY KEY,"
                 + " processed_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+        String claimSql = (beginAsTheInbox ? HandWrittenPostgres.BEGIN : "")
+                + "INSERT INTO processed_message (id) VALUES (?) ON CONFLICT DO NOTHING";
         return id -> {
             try (Connection connection = pool.getConnection()) {
-                connection.setAutoCommit(false);
+                if (!beginAsTheInbox) {
+                    connection.setAutoCommit(false);
+                }
                 try {
                     boolean applied;
-                    try (PreparedStatement claim = connection.prepareStatement(
-                            settings + "INSERT INTO processed_message (id) VALUES (?) ON CONFLICT DO NOTHING")) {
+                    try (PreparedStatement claim = connection.prepareStatement(claimSql)) {
                         claim.setString(1, id);
                         applied = HandWrittenPostgres.inserted(claim);
+                    } finally {
+                        // Begun as the inbox: the BEGIN went with the claim; autocommit off sends nothing.
+                        connection.setAutoCommit(false);
                     }
                     work(workNanos);
                     if (applied) {

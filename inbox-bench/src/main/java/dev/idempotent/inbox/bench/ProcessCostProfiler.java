@@ -85,6 +85,25 @@ public final class ProcessCostProfiler implements InternalProfiler {
         }
     }
 
+    /**
+     * How many times the calling thread has blocked so far (Linux's voluntary context switches),
+     * or zero where /proc does not tell: on loopback, one for each answer it waited for.
+     */
+    static long callingThreadSleeps() {
+        try {
+            for (String line : Files.readAllLines(PROC.resolve("thread-self/status"))) {
+                if (line.startsWith("voluntary_ctxt_switches:")) {
+                    return Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
+                }
+            }
+            return 0;
+        } catch (NoSuchFileException e) {
+            return 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the calling thread's context switches", e);
+        }
+    }
+
     // The first field of schedstat is the time spent on a CPU, in nanoseconds; PostgreSQL runs one
     // thread per process, so it is the process's CPU time.
     private static long cpuNanos(Path process) throws IOException {

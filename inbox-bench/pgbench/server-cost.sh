@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# What each transaction costs the PostgreSQL server alone, driven by pgbench (a C client, extended
+# protocol with prepared statements, the first round trip pipelined as the Java clients send it):
+# the CPU time of the server process behind pgbench's session and the WAL written, per transaction.
+# The tables grow together: each round runs every script in turn on tables truncated at the start.
+#
+# Needs pgbench (PostgreSQL's client package) and a role that may create databases; PGHOST, PGPORT
+# and PGUSER as for psql (default 127.0.0.1, 5432, postgres). The database is its own, dropped after.
+# Usage: inbox-bench/pgbench/server-cost.sh [on|off [TRANSACTIONS [ROUNDS [SCRIPT...]]]]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
+sync=${1:-off}
+transactions=${2:-20000}
+rounds=${3:-3}
+shift $(( $# < 3 ? $# : 3 ))
+scripts=("$@")
+[ ${#scripts[@]} -gt 0 ] || scripts=(handwritten inbox inbox-timeout-in-claim inbox-no-purge-index)
+case "$sync" in on|off) ;; *) echo "synchronous_commit must be on or off, not '$sync'" >&2; exit 2 ;; esac
+
+db="inbox_pgbench_$$"
+psql -qX -d postgres -c "CREATE DATABASE $db" -c "ALTER DATABASE $db SET synchronous_commit = $sync"
+trap 'psql -qX -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"' EXIT
+psql -qX -d "$db" -f "$root/inbox-postgres/src/main/resources/dev/idempotent/inbox/postgres/flyway/V0_1__inbox_schema.sql"
+psql -qX -d "$db" <<'SQL'
+CREATE TABLE processed_message (id VARCHAR(255) PRIMARY KEY, processed_at TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE inbox_message_no_purge_index (LIKE inbox_message INCLUDING DEFAULTS, PRIMARY KEY (inbox, id));
+CREATE TABLE stock (id INTEGER PRIMARY KEY, total BIGINT NOT NULL);
+INSERT INTO stock VALUES (1, 0);
+CHECKPOINT;
+SQL
+
+# inbox-no-purge-index: the inbox's transaction on the table without the index purging needs.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"; psql -qX -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"' EXIT
+sed 's/INTO inbox_message /INTO inbox_message_no_purge_index /' "$here/inbox.sql" > "$scratch/inbox-no-purge-index.sql"
+script_file() { if [ -f "$here/$1.sql" ]; then echo "$here/$1.sql"; else echo "$scratch/$1.sql"; fi; }
+
+lsn() { psql -qXAt -d "$db" -c "SELECT pg_current_wal_lsn()"; }
+echo "synchronous_commit=$sync, $transactions transactions a run, $rounds rounds"
+for round in $(seq 1 "$rounds"); do
+    for script in "${scripts[@]}"; do
+        start=$(lsn)
+        pgbench -n -M prepared -c 1 -t "$transactions" -f "$(script_file "$script")" "$db" > "$scratch/pgbench.out" 2>&1 &
+        bench=$!
+        pid=""
+        for _ in $(seq 1 100); do
+            pid=$(psql -qXAt -d "$db" -c "SELECT pid FROM pg_stat_activity WHERE datname = '$db'
+                AND application_name = 'pgbench' LIMIT 1")
+            [ -n "$pid" ] && break
+            sleep 0.05
+        done
+        [ -n "$pid" ] || { echo "pgbench did not connect:" >&2; cat "$scratch/pgbench.out" >&2; exit 1; }
+        # The session's process is new, so its CPU time is the session's own, its start included (a
+        # few milliseconds). It is gone once pgbench ends: keep the last reading, at most 20 ms before.
+        last=0
+        while kill -0 "$bench" 2>/dev/null; do
+            reading=$(cut -d' ' -f1 "/proc/$pid/schedstat" 2>/dev/null || true)
+            [ -n "$reading" ] && last=$reading
+            sleep 0.02
+        done
+        wait "$bench" || { cat "$scratch/pgbench.out" >&2; exit 1; }
+        wal=$(psql -qXAt -d "$db" -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$start')")
+        latency=$(awk '/latency average/ { print $4 }' "$scratch/pgbench.out")
+        awk -v r="$round" -v s="$script" -v cpu="$last" -v wal="$wal" -v n="$transactions" -v l="$latency" \
+            'BEGIN { printf "round %d %-24s server CPU %6.1f us/tx   WAL %5.0f B/tx   latency %s ms\n", r, s, cpu / 1000 / n, wal / n, l }'
+    done
+done
