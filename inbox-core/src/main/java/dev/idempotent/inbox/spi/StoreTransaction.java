@@ -17,6 +17,7 @@ import java.util.Optional;
  *       then {@link #claim}; if the claim is new and the message has an origin time,
  *       {@link #horizon}; then, only when the effect is about to run, {@link #handle()}, the
  *       effect, and {@link #releaseSavepoint()} or, if anything failed, {@link #rollbackToSavepoint()};
+ *   <li>or, at the start of a purge: {@link #raiseHorizon} alone;
  *   <li>or, for a purge batch: {@link #raiseHorizon}, then {@link #deleteOldest};
  *   <li>then exactly one {@link #commit()} or {@link #rollback()}; {@link #rollback()} also after a
  *       failed {@code commit()}.

@@ -94,6 +94,21 @@ class InboxPurgerTest {
     }
 
     @Test
+    void theHorizonIsCommittedBeforeTheFirstRowIsDeleted() {
+        database.insertRows("warehouse", "old-", BATCH + 1, T0);
+        clock.advance(RETENTION.plusDays(1));
+        TestInbox inbox = inbox(clock);
+
+        inbox.retention().purge();
+
+        List<PurgeCall> calls = database.purgeCalls();
+        assertEquals(2, calls.size());
+        assertTrue(calls.stream().allMatch(call -> call.committedHorizon().equals(Optional.of(cutoff()))),
+                "a claim that meets a purge's delete must find the horizon raised by a transaction already"
+                        + " committed: " + calls);
+    }
+
+    @Test
     void purgeStopsAtTheFirstBatchThatIsNotFull() {
         database.insertRows("warehouse", "old-", BATCH, T0);
         clock.advance(RETENTION.plusDays(1));
@@ -122,11 +137,11 @@ class InboxPurgerTest {
         database.insertRows("warehouse", "old-", old, T0);
         clock.advance(RETENTION.plusDays(1));
         TestInbox inbox = inbox(clock);
-        database.failCommitAfter(1);
+        database.failCommitAfter(2); // the horizon's raise and the first batch commit, the second batch fails
 
         assertThrows(InboxStorageException.class, () -> inbox.retention().purge());
 
-        assertEquals(Optional.of(cutoff()), database.horizon("warehouse"), "raised by the first batch");
+        assertEquals(Optional.of(cutoff()), database.horizon("warehouse"));
         assertEquals(old - BATCH, database.rows("warehouse"), "the second batch was rolled back whole");
         assertEquals(BATCH, inbox.retention().status().rowsPurged());
         assertThrows(StaleMessageException.class, () -> receive(inbox, "old-0", T0),
@@ -209,7 +224,7 @@ class InboxPurgerTest {
         TestInbox inbox = inbox(clock);
         receive(inbox, "a", null);
         clock.advance(RETENTION.plusDays(1));
-        database.failNextCommit();
+        database.failCommitAfter(1); // the horizon's raise commits, the first batch fails
         ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
         try {
             ScheduledFuture<?> schedule = inbox.retention().schedulePurge(scheduler, Duration.ofMillis(1));

@@ -53,8 +53,9 @@ public final class InMemoryDatabase {
         LOSE_REPLY
     }
 
-    /** One call of {@code deleteOldest}, with its arguments. */
-    public record PurgeCall(String inbox, Instant cutoff, PurgePosition after, int limit) {}
+    /** One call of {@code deleteOldest}, with its arguments and the horizon committed when it ran. */
+    public record PurgeCall(
+            String inbox, Instant cutoff, PurgePosition after, int limit, Optional<Instant> committedHorizon) {}
 
     private final Semaphore writer = new Semaphore(1, true);
     private volatile State committed = State.EMPTY;

@@ -291,7 +291,7 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx> {
         @Override
         public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
             checkUsable();
-            database.purgeCalled(new InMemoryDatabase.PurgeCall(inbox, cutoff, after, limit));
+            database.purgeCalled(new InMemoryDatabase.PurgeCall(inbox, cutoff, after, limit, database.horizon(inbox)));
             List<InboxRecord> doomed = working.rows.values().stream()
                     .filter(row -> row.inbox().equals(inbox))
                     .filter(row -> row.firstReceivedAt().isBefore(cutoff))

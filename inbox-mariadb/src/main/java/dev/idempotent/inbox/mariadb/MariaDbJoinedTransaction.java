@@ -6,14 +6,12 @@ import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
-import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
 import dev.idempotent.inbox.jdbi.spi.FailedStatements;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
@@ -32,8 +30,6 @@ import org.jdbi.v3.core.Handle;
 final class MariaDbJoinedTransaction extends JoinedTransaction {
 
     private static final String SAVEPOINT = "inbox_joined";
-    private static final String SELECT_LATEST = "SELECT " + InboxRows.COLUMNS
-            + " FROM inbox_message WHERE inbox = ? AND id = ? LOCK IN SHARE MODE";
 
     private final Handle handle;
     private final Connection connection;
@@ -92,17 +88,7 @@ final class MariaDbJoinedTransaction extends JoinedTransaction {
         if (affected == 1) {
             return Optional.empty();
         }
-        try (PreparedStatement select = connection.prepareStatement(SELECT_LATEST)) {
-            select.setString(1, inbox);
-            select.setString(2, id);
-            try (ResultSet rs = select.executeQuery()) {
-                if (rs.next()) {
-                    return Optional.of(InboxRows.read(rs, MariaDbStore.TIME));
-                }
-            }
-        }
-        throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
-                + "' met a row that then could not be read; is something deleting inbox rows?", null);
+        return Optional.of(MariaDbStore.readClaimed(connection, inbox, id));
     }
 
     @Override

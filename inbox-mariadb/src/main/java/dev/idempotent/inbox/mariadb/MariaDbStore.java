@@ -2,6 +2,7 @@ package dev.idempotent.inbox.mariadb;
 
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
+import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
@@ -9,6 +10,9 @@ import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import org.jdbi.v3.core.Handle;
@@ -48,6 +52,13 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
     // refuses such connections when it opens.
     static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
             + InboxRows.PLACEHOLDERS + ") ON DUPLICATE KEY UPDATE id = id";
+
+    // A locking read, which reads the row as last committed, whatever the transaction's snapshot.
+    // A plain read takes a snapshot, and even a new one can still count the transaction that
+    // committed the row as running: InnoDB marks a committing transaction committed, which lets a
+    // claim take the row's lock, a moment before it takes it out of the set snapshots copy.
+    private static final String READ_CLAIMED = "SELECT " + InboxRows.COLUMNS
+            + " FROM inbox_message WHERE inbox = ? AND id = ? LOCK IN SHARE MODE";
 
     // Named locks are server-wide; the database's name, hashed to keep within the 64 characters a
     // lock name may have, keeps first uses in different databases from waiting for each other.
@@ -277,5 +288,23 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
     /** The text of the schema script shipped in this jar. */
     static String schemaScript() {
         return InboxRows.script(MariaDbStore.class, SCHEMA_RESOURCE);
+    }
+
+    /**
+     * Reads the row a claim on {@code connection} met and holds the lock of, so it waits for
+     * nothing.
+     */
+    static InboxRecord readClaimed(Connection connection, String inbox, String id) throws SQLException {
+        try (PreparedStatement read = connection.prepareStatement(READ_CLAIMED)) {
+            read.setString(1, inbox);
+            read.setString(2, id);
+            try (ResultSet row = read.executeQuery()) {
+                if (row.next()) {
+                    return InboxRows.read(row, TIME);
+                }
+            }
+        }
+        throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
+                + "' met a row that then could not be read; is something deleting inbox rows?", null);
     }
 }

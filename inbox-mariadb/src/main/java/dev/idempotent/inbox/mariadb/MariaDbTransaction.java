@@ -50,10 +50,10 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     private static final String GUARD = "inbox_guard";
 
-    // Purgers serialise on the horizon row, which only moves forward. Raising it in the same
-    // transaction as the delete means an apply whose claim waited for a purge to delete an old row
-    // of the same id reads the raised horizon afterwards (the engine reads it after the claim, and
-    // under READ COMMITTED that read sees the purge's commit), so it is refused as stale.
+    // Purgers serialise on the horizon row, which only moves forward. A purge commits it raised
+    // before its first delete, so an apply whose claim waited for a purge to delete an old row of
+    // the same id reads the raised horizon afterwards (the engine reads it after the claim), and is
+    // refused as stale; raised in the delete's transaction alone, InnoDB could let that read miss it.
     private static final String RAISE_HORIZON = "INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)"
             + " ON DUPLICATE KEY UPDATE horizon = GREATEST(horizon, VALUES(horizon))";
 
@@ -148,11 +148,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
                         + "' reported " + affected + " rows affected, where 1 means inserted and 0 already stored",
                         null);
             }
-            // The claim holds the existing row's lock, so it cannot vanish before this read.
-            return Optional.of(InboxRows.find(connection, inbox, id, MariaDbStore.TIME)
-                    .orElseThrow(() -> new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '"
-                            + id + "' met a row that then could not be read; is something deleting inbox rows?",
-                            null)));
+            return Optional.of(MariaDbStore.readClaimed(connection, inbox, id));
         } catch (SQLException | JdbiException e) {
             throw MariaDbErrors.translate(e, "claiming the id");
         }
