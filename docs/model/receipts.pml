@@ -73,6 +73,7 @@ bool purged[N];              /* the id's row was purged */
 
 /* Fault budgets, and the crashes that are due: a process takes its crash before its next step. */
 byte netfaults, early, pcrashes, rcrashes, purges;
+bool purging;                /* a purge has committed its horizon and not yet deleted */
 bool intruded;               /* the proxy has answered, or the other sender has sent, its one message */
 bool pcrash, rcrash;
 
@@ -245,8 +246,14 @@ end_waiting:
         }
        }
     :: atomic {
-        /* InboxPurger.purge: raise the horizon to the cutoff, delete the rows received before it. */
-        purges < PURGES && now > 0 -> purges++;
+        /* InboxPurger.purge: raise the horizon to the cutoff and commit it, alone. */
+        purges < PURGES && now > 0 && !purging -> purges++; purging = true;
+        if :: horizon < now -> horizon = now :: else -> skip fi
+       }
+    :: atomic {
+        /* Then, in a later transaction, raise it again and delete the rows received before it.
+         * A purger that stops between the two leaves the horizon raised and the rows kept. */
+        purging -> purging = false;
         if :: horizon < now -> horizon = now :: else -> skip fi;
         if :: stored[0] != 0 && received[0] < now -> stored[0] = 0; purged[0] = true :: else -> skip fi;
         if :: stored[1] != 0 && received[1] < now -> stored[1] = 0; purged[1] = true :: else -> skip fi
