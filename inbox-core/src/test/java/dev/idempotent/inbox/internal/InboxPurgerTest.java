@@ -141,7 +141,7 @@ class InboxPurgerTest {
 
         assertThrows(InboxStorageException.class, () -> inbox.retention().purge());
 
-        assertEquals(Optional.of(cutoff()), database.horizon("warehouse"));
+        assertEquals(Optional.of(cutoff()), database.horizon("warehouse"), "raised before the first batch");
         assertEquals(old - BATCH, database.rows("warehouse"), "the second batch was rolled back whole");
         assertEquals(BATCH, inbox.retention().status().rowsPurged());
         assertThrows(StaleMessageException.class, () -> receive(inbox, "old-0", T0),

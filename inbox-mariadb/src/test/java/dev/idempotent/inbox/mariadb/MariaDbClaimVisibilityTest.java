@@ -55,9 +55,8 @@ class MariaDbClaimVisibilityTest {
 
     @Test
     void aClaimThatMeetsAnotherAsItCommitsReadsTheCommittedRow() throws Exception {
-        pool = new MariaDbPoolDataSource("jdbc:mariadb://" + MariaDbFixture.HOST + ":" + MariaDbFixture.PORT + "/"
-                + fixture.database() + "?useAffectedRows=true&maxPoolSize=" + (2 * PAIRS + 2)
-                + "&user=" + MariaDbFixture.USER + "&password=" + MariaDbFixture.PASSWORD);
+        pool = new MariaDbPoolDataSource(fixture.url("&maxPoolSize=" + (2 * PAIRS + 2)
+                + "&user=" + MariaDbFixture.USER + "&password=" + MariaDbFixture.PASSWORD));
         MariaDbStore store = new MariaDbStore(Jdbi.create(pool), Duration.ofSeconds(30), SchemaMode.CREATE);
         Content content = Content.of(7);
         Fingerprint fingerprint = content.fingerprint();

@@ -70,7 +70,15 @@ final class MariaDbFixture implements InboxFixture {
      * with {@code &}) after {@code useAffectedRows=true}.
      */
     Jdbi jdbi(String options) {
-        return jdbiVia(PORT, "&useAffectedRows=true" + options);
+        return Jdbi.create(url(options), USER, PASSWORD);
+    }
+
+    /**
+     * The URL of the fixture's database, ending with {@code options} (each starting with
+     * {@code &}) after {@code useAffectedRows=true}.
+     */
+    String url(String options) {
+        return url(PORT, database, "&useAffectedRows=true" + options);
     }
 
     /** A new Jdbi over the fixture's database at {@code port} (a relay in front of the server), with exactly {@code options}. */
