@@ -38,8 +38,8 @@ public enum TimeColumn {
      */
     TIMESTAMP_UTC {
         // Text, not an OffsetDateTime: the PostgreSQL driver builds a new calendar for each statement
-        // it binds one to, most of the time binding a claim took. Outside years 1 to 9999 the text
-        // would have more digits or a sign, which PostgreSQL does not read; the driver does.
+        // it binds one to, most of the time binding a claim took. What the text cannot hold goes
+        // to the driver as before.
         @Override
         public void bind(PreparedStatement statement, int index, Instant instant) throws SQLException {
             String text = isoUtcMillis(instant);
@@ -64,9 +64,10 @@ public enum TimeColumn {
 
     /**
      * {@code instant} as {@code yyyy-MM-ddTHH:mm:ss.SSSZ}, or {@code null} if it falls outside years
-     * 1 to 9999 or is finer than a millisecond. The same text as {@link Instant#toString()} gives
-     * (with the milliseconds always written), made without the formatter it goes through, which
-     * took most of the time binding a claim's receive time took once the calendar was gone.
+     * 1 to 9999 (where the text would need more digits or a sign, which PostgreSQL does not read) or
+     * is finer than a millisecond. The same text as {@link Instant#toString()} gives, with the
+     * milliseconds always written, made without the formatter that goes through, which took most of
+     * the time binding a claim's receive time took once the calendar was gone.
      */
     static String isoUtcMillis(Instant instant) {
         long second = instant.getEpochSecond();
