@@ -7,6 +7,9 @@
 # Needs pgbench (PostgreSQL's client package) and a role that may create databases; PGHOST, PGPORT
 # and PGUSER as for psql (default 127.0.0.1, 5432, postgres). The database is its own, dropped after.
 # Usage: inbox-bench/pgbench/server-cost.sh [on|off [TRANSACTIONS [ROUNDS [SCRIPT...]]]]
+# With PERF_DIR set, each run also records where the server process spent its CPU
+# (perf record -e cpu-clock -g, Debian's linux-perf) into PERF_DIR/ROUND-SCRIPT.data; compare with
+# perf report -i FILE --no-children --sort sym.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +22,9 @@ shift $(( $# < 3 ? $# : 3 ))
 scripts=("$@")
 [ ${#scripts[@]} -gt 0 ] || scripts=(handwritten inbox inbox-timeout-in-claim inbox-no-purge-index)
 case "$sync" in on|off) ;; *) echo "synchronous_commit must be on or off, not '$sync'" >&2; exit 2 ;; esac
+if [ -n "${PERF_DIR:-}" ] && ! command -v perf > /dev/null; then
+    echo "PERF_DIR is set, but perf is not installed (Debian's linux-perf)" >&2; exit 2
+fi
 
 db="inbox_pgbench_$$"
 psql -qX -d postgres -c "CREATE DATABASE $db" -c "ALTER DATABASE $db SET synchronous_commit = $sync"
@@ -32,10 +38,12 @@ INSERT INTO stock VALUES (1, 0);
 CHECKPOINT;
 SQL
 
-# inbox-no-purge-index: the inbox's transaction on the table without the index purging needs.
+# inbox-no-purge-index: the inbox's transaction on the table without the index purging needs;
+# inbox-no-timeout: the inbox's transaction without its lock timeout (not run unless named).
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"; psql -qX -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"' EXIT
 sed 's/INTO inbox_message /INTO inbox_message_no_purge_index /' "$here/inbox.sql" > "$scratch/inbox-no-purge-index.sql"
+grep -v 'SET LOCAL lock_timeout' "$here/inbox.sql" > "$scratch/inbox-no-timeout.sql"
 script_file() { if [ -f "$here/$1.sql" ]; then echo "$here/$1.sql"; else echo "$scratch/$1.sql"; fi; }
 
 lsn() { psql -qXAt -d "$db" -c "SELECT pg_current_wal_lsn()"; }
@@ -53,6 +61,12 @@ for round in $(seq 1 "$rounds"); do
             sleep 0.05
         done
         [ -n "$pid" ] || { echo "pgbench did not connect:" >&2; cat "$scratch/pgbench.out" >&2; exit 1; }
+        recorder=""
+        if [ -n "${PERF_DIR:-}" ]; then
+            mkdir -p "$PERF_DIR"
+            perf record -q -e cpu-clock -g -p "$pid" -o "$PERF_DIR/$round-$script.data" 2>/dev/null &
+            recorder=$!
+        fi
         # The session's process is new, so its CPU time is the session's own, its start included (a
         # few milliseconds). It is gone once pgbench ends: keep the last reading, at most 20 ms before.
         last=0
@@ -62,6 +76,8 @@ for round in $(seq 1 "$rounds"); do
             sleep 0.02
         done
         wait "$bench" || { cat "$scratch/pgbench.out" >&2; exit 1; }
+        # perf stops by itself when the process it records ends.
+        [ -z "$recorder" ] || wait "$recorder" || true
         wal=$(psql -qXAt -d "$db" -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$start')")
         latency=$(awk '/latency average/ { print $4 }' "$scratch/pgbench.out")
         awk -v r="$round" -v s="$script" -v cpu="$last" -v wal="$wal" -v n="$transactions" -v l="$latency" \
