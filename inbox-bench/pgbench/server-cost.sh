@@ -64,7 +64,7 @@ for round in $(seq 1 "$rounds"); do
         recorder=""
         if [ -n "${PERF_DIR:-}" ]; then
             mkdir -p "$PERF_DIR"
-            perf record -q -e cpu-clock -g -p "$pid" -o "$PERF_DIR/$round-$script.data" 2>/dev/null &
+            perf record -q -e cpu-clock -g -p "$pid" -o "$PERF_DIR/$round-$script.data" 2> "$scratch/perf.err" &
             recorder=$!
         fi
         # The session's process is new, so its CPU time is the session's own, its start included (a
@@ -76,8 +76,12 @@ for round in $(seq 1 "$rounds"); do
             sleep 0.02
         done
         wait "$bench" || { cat "$scratch/pgbench.out" >&2; exit 1; }
-        # perf stops by itself when the process it records ends.
-        [ -z "$recorder" ] || wait "$recorder" || true
+        # perf stops by itself when the process it records ends; its exit status then says nothing,
+        # so a profile is judged by the file it left.
+        if [ -n "$recorder" ]; then
+            wait "$recorder" || true
+            [ -s "$PERF_DIR/$round-$script.data" ] || { echo "perf recorded nothing for $script:" >&2; cat "$scratch/perf.err" >&2; exit 1; }
+        fi
         wal=$(psql -qXAt -d "$db" -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$start')")
         latency=$(awk '/latency average/ { print $4 }' "$scratch/pgbench.out")
         awk -v r="$round" -v s="$script" -v cpu="$last" -v wal="$wal" -v n="$transactions" -v l="$latency" \
