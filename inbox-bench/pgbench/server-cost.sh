@@ -10,6 +10,9 @@
 # With PERF_DIR set, each run also records where the server process spent its CPU
 # (perf record -e cpu-clock -g, Debian's linux-perf) into PERF_DIR/ROUND-SCRIPT.data; compare with
 # perf report -i FILE --no-children --sort sym.
+# With CLIENTS=N (N > 1), N sessions run each script at once, TRANSACTIONS each, and the rate of
+# all of them is reported instead of one session's CPU time: whether the server falls behind when
+# concurrent transactions meet on the same index pages and the same stock row.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +25,11 @@ shift $(( $# < 3 ? $# : 3 ))
 scripts=("$@")
 [ ${#scripts[@]} -gt 0 ] || scripts=(handwritten inbox inbox-timeout-in-claim inbox-no-purge-index)
 case "$sync" in on|off) ;; *) echo "synchronous_commit must be on or off, not '$sync'" >&2; exit 2 ;; esac
+clients=${CLIENTS:-1}
+case "$clients" in ''|*[!0-9]*|0) echo "CLIENTS must be a number of sessions, 1 or more, not '$clients'" >&2; exit 2 ;; esac
+if [ -n "${PERF_DIR:-}" ] && [ "$clients" -gt 1 ]; then
+    echo "PERF_DIR records one session's process; it cannot be used with CLIENTS=$clients" >&2; exit 2
+fi
 if [ -n "${PERF_DIR:-}" ] && ! command -v perf > /dev/null; then
     echo "PERF_DIR is set, but perf is not installed (Debian's linux-perf)" >&2; exit 2
 fi
@@ -47,10 +55,20 @@ grep -v 'SET LOCAL lock_timeout' "$here/inbox.sql" > "$scratch/inbox-no-timeout.
 script_file() { if [ -f "$here/$1.sql" ]; then echo "$here/$1.sql"; else echo "$scratch/$1.sql"; fi; }
 
 lsn() { psql -qXAt -d "$db" -c "SELECT pg_current_wal_lsn()"; }
-echo "synchronous_commit=$sync, $transactions transactions a run, $rounds rounds"
+echo "synchronous_commit=$sync, $transactions transactions a run and session, $clients session(s), $rounds rounds"
 for round in $(seq 1 "$rounds"); do
     for script in "${scripts[@]}"; do
         start=$(lsn)
+        if [ "$clients" -gt 1 ]; then
+            pgbench -n -M prepared -c "$clients" -j 2 -t "$transactions" -f "$(script_file "$script")" "$db" \
+                > "$scratch/pgbench.out" 2>&1 || { cat "$scratch/pgbench.out" >&2; exit 1; }
+            wal=$(psql -qXAt -d "$db" -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$start')")
+            awk -v r="$round" -v s="$script" -v wal="$wal" -v n="$(( transactions * clients ))" \
+                '/^tps/ { tps = $3 } /latency average/ { l = $4 }
+                 END { printf "round %d %-24s %8.0f tx/s   WAL %5.0f B/tx   latency %s ms\n", r, s, tps, wal / n, l }' \
+                "$scratch/pgbench.out"
+            continue
+        fi
         pgbench -n -M prepared -c 1 -t "$transactions" -f "$(script_file "$script")" "$db" > "$scratch/pgbench.out" 2>&1 &
         bench=$!
         pid=""
@@ -58,9 +76,16 @@ for round in $(seq 1 "$rounds"); do
             pid=$(psql -qXAt -d "$db" -c "SELECT pid FROM pg_stat_activity WHERE datname = '$db'
                 AND application_name = 'pgbench' LIMIT 1")
             [ -n "$pid" ] && break
+            kill -0 "$bench" 2>/dev/null || break
             sleep 0.05
         done
-        [ -n "$pid" ] || { echo "pgbench did not connect:" >&2; cat "$scratch/pgbench.out" >&2; exit 1; }
+        if [ -z "$pid" ]; then
+            if ! kill -0 "$bench" 2>/dev/null && wait "$bench"; then
+                echo "pgbench ran its $transactions transactions before its session could be read; give it more" >&2
+                exit 2
+            fi
+            echo "pgbench did not connect:" >&2; cat "$scratch/pgbench.out" >&2; exit 1
+        fi
         recorder=""
         if [ -n "${PERF_DIR:-}" ]; then
             mkdir -p "$PERF_DIR"
