@@ -55,6 +55,7 @@ grep -v 'SET LOCAL lock_timeout' "$here/inbox.sql" > "$scratch/inbox-no-timeout.
 script_file() { if [ -f "$here/$1.sql" ]; then echo "$here/$1.sql"; else echo "$scratch/$1.sql"; fi; }
 
 lsn() { psql -qXAt -d "$db" -c "SELECT pg_current_wal_lsn()"; }
+wal_since() { psql -qXAt -d "$db" -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$1')"; }
 echo "synchronous_commit=$sync, $transactions transactions a run and session, $clients session(s), $rounds rounds"
 for round in $(seq 1 "$rounds"); do
     for script in "${scripts[@]}"; do
@@ -62,7 +63,7 @@ for round in $(seq 1 "$rounds"); do
         if [ "$clients" -gt 1 ]; then
             pgbench -n -M prepared -c "$clients" -j 2 -t "$transactions" -f "$(script_file "$script")" "$db" \
                 > "$scratch/pgbench.out" 2>&1 || { cat "$scratch/pgbench.out" >&2; exit 1; }
-            wal=$(psql -qXAt -d "$db" -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$start')")
+            wal=$(wal_since "$start")
             awk -v r="$round" -v s="$script" -v wal="$wal" -v n="$(( transactions * clients ))" \
                 '/^tps/ { tps = $3 } /latency average/ { l = $4 }
                  END { printf "round %d %-24s %8.0f tx/s   WAL %5.0f B/tx   latency %s ms\n", r, s, tps, wal / n, l }' \
@@ -107,7 +108,7 @@ for round in $(seq 1 "$rounds"); do
             wait "$recorder" || true
             [ -s "$PERF_DIR/$round-$script.data" ] || { echo "perf recorded nothing for $script:" >&2; cat "$scratch/perf.err" >&2; exit 1; }
         fi
-        wal=$(psql -qXAt -d "$db" -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$start')")
+        wal=$(wal_since "$start")
         latency=$(awk '/latency average/ { print $4 }' "$scratch/pgbench.out")
         awk -v r="$round" -v s="$script" -v cpu="$last" -v wal="$wal" -v n="$transactions" -v l="$latency" \
             'BEGIN { printf "round %d %-24s server CPU %6.1f us/tx   WAL %5.0f B/tx   latency %s ms\n", r, s, cpu / 1000 / n, wal / n, l }'
