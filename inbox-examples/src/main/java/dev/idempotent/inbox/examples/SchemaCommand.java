@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "schema", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         exitCodeListHeading = ExitCodes.HEADING,
-        exitCodeList = {" 0:the DDL was printed", ExitCodes.USAGE_LINE},
+        exitCodeList = {" 0:the DDL was printed", ExitCodes.USAGE_LINE + " (--db naming no kind, file or URL)"},
         description = {"Prints the DDL of the inbox's tables for a database kind, as the adapter's jar ships it (its"
                 + " Flyway migration, which the inbox also runs when it creates its tables). Connects to nothing;"
                 + " hand the output to whoever changes the schema, then build the inbox with schema mode VALIDATE."})
@@ -42,10 +42,11 @@ final class SchemaCommand implements Callable<Integer> {
         }
     }
 
-    @Option(names = "--print", required = true, description = "Print the DDL to standard output.")
+    // Printing is all the command does; the option stays so that scripts written for it still run.
+    @Option(names = "--print", description = "Print the DDL to standard output (what the command does anyway).")
     boolean print;
 
-    @Option(names = "--db", required = true, paramLabel = "URL|KIND", description = "sqlite, postgresql or"
+    @Option(names = "--db", required = true, paramLabel = "KIND|FILE|URL", description = "sqlite, postgresql or"
             + " mariadb, or a database as serve's --db takes it (a SQLite file, a postgresql:// or mariadb:// URL),"
             + " whose kind is used; nothing is opened.")
     String db;
@@ -79,6 +80,7 @@ final class SchemaCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandError(ExitCodes.USAGE, e.getMessage() + ", or the kind sqlite, postgresql or mariadb");
         }
+        // sqliteFile returns empty only for a postgresql:// or mariadb:// URL, with or without jdbc:
         String scheme = db.substring(0, db.indexOf("://")).toLowerCase(Locale.ROOT);
         return scheme.endsWith("mariadb") ? Kind.MARIADB : Kind.POSTGRESQL;
     }

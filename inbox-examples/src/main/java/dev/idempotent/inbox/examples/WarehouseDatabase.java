@@ -1,15 +1,18 @@
 package dev.idempotent.inbox.examples;
 
+import java.io.File;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * Turns the {@code --db} option into a {@link Warehouse}. A {@code postgresql://} or
  * {@code jdbc:postgresql://} URL opens a {@link PostgresWarehouse}, a {@code mariadb://} or
- * {@code jdbc:mariadb://} URL a {@link MariaDbWarehouse}; any other {@code scheme://} value is
- * refused; everything else is a SQLite file.
+ * {@code jdbc:mariadb://} URL a {@link MariaDbWarehouse}; {@code jdbc:sqlite:FILE}, or a path with
+ * a directory separator or a {@code .db}, {@code .sqlite} or {@code .sqlite3} suffix, a
+ * {@link SqliteWarehouse}; anything else is refused.
  */
 public final class WarehouseDatabase {
 
@@ -43,30 +46,63 @@ public final class WarehouseDatabase {
         return PostgresWarehouse.open(location, options::applyTo);
     }
 
+    /** The forms {@code --db} accepts, for messages to people. */
+    public static final String ACCEPTED = "a SQLite file (a path with a / or ending .db, .sqlite or .sqlite3,"
+            + " or jdbc:sqlite:FILE), a postgresql:// or a mariadb:// URL";
+
+    private static final String JDBC_SQLITE = "jdbc:sqlite:";
+    private static final Pattern SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]+:.*");
+
     /**
-     * The SQLite file {@code location} names, or empty for a PostgreSQL or MariaDB URL. Touches nothing.
+     * The SQLite file {@code location} names, or empty for a PostgreSQL or MariaDB URL. A SQLite file
+     * is {@code jdbc:sqlite:FILE}, or a path that has a directory separator or ends {@code .db},
+     * {@code .sqlite} or {@code .sqlite3}; a bare word ({@code mysql}, {@code pg}) is refused rather
+     * than created as a file of that name. Touches nothing.
      *
-     * @throws IllegalArgumentException for a blank location, a database URL this build cannot
-     *     open, or a path this file system cannot have
+     * @throws IllegalArgumentException for a blank location, a bare word, a database URL this build
+     *     cannot open, or a path this file system cannot have
      */
     public static Optional<Path> sqliteFile(String location) {
         if (location.isBlank()) {
-            throw new IllegalArgumentException("--db must name a SQLite file, a postgresql:// or a mariadb:// URL");
+            throw new IllegalArgumentException("--db must name " + ACCEPTED);
         }
-        int scheme = location.indexOf("://");
-        if (scheme > 0) {
-            String name = location.substring(0, scheme).toLowerCase(Locale.ROOT);
-            if (name.equals("postgresql") || name.equals("jdbc:postgresql") || isMariaDb(location)) {
-                return Optional.empty();
+        String file = location;
+        if (location.regionMatches(true, 0, JDBC_SQLITE, 0, JDBC_SQLITE.length())) {
+            file = location.substring(JDBC_SQLITE.length());
+            // The driver's in-memory and URI forms would give a warehouse that is gone on exit, or
+            // options this command does not pass on.
+            if (file.isBlank() || file.startsWith(":") || file.startsWith("file:") || file.contains("?")) {
+                throw new IllegalArgumentException("--db " + location + " must name a file, as jdbc:sqlite:FILE");
             }
-            throw new IllegalArgumentException("--db " + name + "://... is not supported; give a SQLite file path,"
-                    + " a postgresql:// or a mariadb:// URL");
+        } else {
+            int scheme = location.indexOf("://");
+            if (scheme > 0) {
+                String name = location.substring(0, scheme).toLowerCase(Locale.ROOT);
+                if (name.equals("postgresql") || name.equals("jdbc:postgresql") || isMariaDb(location)) {
+                    return Optional.empty();
+                }
+                throw new IllegalArgumentException("--db " + name + "://... is not supported; give " + ACCEPTED);
+            }
+            if (SCHEME.matcher(location).matches()) {
+                throw new IllegalArgumentException("--db " + location + " is not a database this build can open;"
+                        + " give " + ACCEPTED);
+            }
+            if (!looksLikeAFile(location)) {
+                throw new IllegalArgumentException("--db " + location + " is neither a file path nor a database URL;"
+                        + " give " + ACCEPTED);
+            }
         }
         try {
-            return Optional.of(Path.of(location));
+            return Optional.of(Path.of(file));
         } catch (InvalidPathException e) {
             throw new IllegalArgumentException("--db " + location + " is not a file path: " + e.getReason());
         }
+    }
+
+    private static boolean looksLikeAFile(String location) {
+        String lower = location.toLowerCase(Locale.ROOT);
+        return location.indexOf('/') >= 0 || location.indexOf(File.separatorChar) >= 0
+                || lower.endsWith(".db") || lower.endsWith(".sqlite") || lower.endsWith(".sqlite3");
     }
 
     private static boolean isMariaDb(String location) {

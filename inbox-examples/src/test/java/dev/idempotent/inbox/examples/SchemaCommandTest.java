@@ -19,7 +19,7 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code schema --print}: the DDL a DBA runs is the adapter's own script, and the inbox validates its result. */
+/** {@code schema}: the DDL a DBA runs is the adapter's own script, and the inbox validates its result. */
 class SchemaCommandTest {
 
     @TempDir
@@ -82,8 +82,37 @@ class SchemaCommandTest {
     }
 
     @Test
+    void printingIsTheDefault() throws IOException {
+        CommandRun run = CommandRun.of("schema", "--db", "sqlite");
+
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals(resource("dev/idempotent/inbox/sqlite/flyway/V0_1__inbox_schema.sql"),
+                run.out().substring(run.out().indexOf('\n') + 1));
+    }
+
+    @Test
+    void aBareWordThatIsNoKindIsRefusedNotTakenForAFile() {
+        for (String word : new String[] {"mysql", "pg", "maria", "oracle"}) {
+            CommandRun run = CommandRun.of("schema", "--print", "--db", word)
+                    .assertRefused(ExitCodes.USAGE, "schema", "--db " + word);
+            assertTrue(run.err().contains("sqlite, postgresql or mariadb"), run.err());
+            assertTrue(run.err().contains("jdbc:sqlite:FILE"), run.err());
+            assertEquals("", run.out(), "no DDL printed for " + word);
+        }
+    }
+
+    @Test
+    void aSqliteFileIsAPathWithASlashOrADbSuffixOrAJdbcUrl() {
+        for (String db : new String[] {"warehouse.db", "./warehouse", "jdbc:sqlite:warehouse.db", "data/w.sqlite"}) {
+            CommandRun run = CommandRun.of("schema", "--db", db);
+            assertEquals(0, run.exitCode(), db + ": " + run.err());
+            assertTrue(run.out().contains("WITHOUT ROWID"), db);
+        }
+    }
+
+    @Test
     void mistakesAreOneLineAndExitTwo() {
-        CommandRun.of("schema", "--db", "sqlite").assertRefused(ExitCodes.USAGE, "schema", "--print");
+        CommandRun.of("schema").assertRefused(ExitCodes.USAGE, "schema", "--db");
         CommandRun.of("schema", "--print").assertRefused(ExitCodes.USAGE, "schema", "--db");
         CommandRun.of("schema", "--print", "--db", "oracle://db.example/x").assertRefused(ExitCodes.USAGE, "schema", "--db");
     }
