@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.examples;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.rabbitmq.client.Connection;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.idempotent.inbox.InboxStorageException;
@@ -38,7 +39,8 @@ import picocli.CommandLine.Spec;
                 "Each message is acknowledged only after the transaction that applied it has committed."},
         exitCodeListHeading = ExitCodes.HEADING,
         exitCodeList = {" 0:stopped by Ctrl-C or SIGTERM", ExitCodes.USAGE_LINE, ExitCodes.DATABASE_LINE,
-                " 5:the broker cannot be reached, the queue cannot be consumed, or the --metrics-port is in use",
+                " 5:the broker does not answer within --connect-timeout, the queue cannot be consumed, or the"
+                        + " --metrics-port is in use; nothing is created",
                 ExitCodes.SOFTWARE_LINE})
 final class ConsumeCommand implements Callable<Integer> {
 
@@ -73,9 +75,14 @@ final class ConsumeCommand implements Callable<Integer> {
     String group;
 
     @Option(names = "--idle-exit", paramLabel = "DURATION",
-            description = "Stop once no receipt was acknowledged for this long after the first, as ISO-8601 (PT5S);"
-                    + " then print the stock as on Ctrl-C.")
+            description = "Stop once no receipt was acknowledged for this long after the first, as "
+                    + DurationOption.ACCEPTED + "; then print the stock as on Ctrl-C.")
     Duration idleExit;
+
+    @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = "10s",
+            description = "How long to wait at startup for the broker to answer before exiting with 5, as "
+                    + DurationOption.ACCEPTED + " (default ${DEFAULT-VALUE}). Nothing is created before it answers.")
+    Duration connectTimeout;
 
     @Option(names = "--db", required = true, paramLabel = "FILE|URL",
             description = "The warehouse, as serve --db takes it: a SQLite file, postgresql://... or mariadb://...")
@@ -141,12 +148,24 @@ final class ConsumeCommand implements Callable<Integer> {
         }
         checkBrokerOptions();
         HttpServer metrics = metricsPort == null ? null : bindMetrics(metricsPort);
-        Warehouse warehouse = open(file.isPresent());
         ReceiptSource source;
+        Warehouse warehouse;
         try {
-            source = start(warehouse, settings);
+            // The broker first: a broker that is not there leaves no database behind.
+            Connection rabbit = connectToBroker();
+            try {
+                warehouse = open(file.isPresent());
+            } catch (RuntimeException e) {
+                closeQuietly(rabbit);
+                throw e;
+            }
+            try {
+                source = start(rabbit, warehouse, settings);
+            } catch (RuntimeException e) {
+                warehouse.close();
+                throw e;
+            }
         } catch (RuntimeException e) {
-            warehouse.close();
             if (metrics != null) {
                 metrics.stop(0);
             }
@@ -208,15 +227,45 @@ final class ConsumeCommand implements Callable<Integer> {
         }
     }
 
-    private ReceiptSource start(Warehouse warehouse, Settings settings) {
+    /**
+     * Checks that the broker answers within {@code --connect-timeout}: for RabbitMQ, the connection
+     * to consume on, the queue checked; for Kafka, whose consumer connects on its own thread, null.
+     */
+    private Connection connectToBroker() {
         try {
             return switch (broker.toLowerCase(Locale.ROOT)) {
-                case "rabbitmq" -> RabbitReceiptSource.start(uri, queue, warehouse, settings);
+                case "rabbitmq" -> RabbitReceiptSource.connect(uri, queue, connectTimeout);
+                case "kafka" -> {
+                    KafkaReceiptSource.checkReachable(bootstrap, connectTimeout);
+                    yield null;
+                }
+                default -> throw new IllegalStateException("unchecked broker " + broker);
+            };
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private ReceiptSource start(Connection rabbit, Warehouse warehouse, Settings settings) {
+        try {
+            return switch (broker.toLowerCase(Locale.ROOT)) {
+                case "rabbitmq" -> RabbitReceiptSource.start(rabbit, uri, queue, warehouse, settings);
                 case "kafka" -> KafkaReceiptSource.start(bootstrap, topic, group, warehouse, settings);
                 default -> throw new IllegalStateException("unchecked broker " + broker);
             };
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private static void closeQuietly(Connection connection) {
+        if (connection == null) {
+            return;
+        }
+        try {
+            connection.close();
+        } catch (IOException | RuntimeException e) {
+            // Closed already, by the broker or a lost network; nothing is left to release.
         }
     }
 
@@ -247,6 +296,10 @@ final class ConsumeCommand implements Callable<Integer> {
         }
         if (maxAttempts < 1 || maxAttempts > 1000) {
             throw new ParameterException(spec.commandLine(), "--max-attempts must be from 1 to 1000, was " + maxAttempts);
+        }
+        if (connectTimeout.isNegative() || connectTimeout.isZero()) {
+            throw new ParameterException(spec.commandLine(),
+                    "--connect-timeout must be positive, was " + connectTimeout);
         }
         if (idleExit != null && (idleExit.isNegative() || idleExit.isZero())) {
             throw new ParameterException(spec.commandLine(), "--idle-exit must be positive, was " + idleExit);

@@ -10,13 +10,19 @@ final class ExitCodes {
     static final int OK = 0;
     /** {@code publish}: items are left pending or exhausted. {@code crash-lab}: a phase failed. */
     static final int UNSETTLED = 1;
-    /** The command line is wrong: an unknown option, a missing or bad option value (picocli's own code). */
+    /**
+     * The command line is wrong: an unknown option, a missing or bad option value (picocli's own
+     * code). The message is one line naming the option and what it accepts.
+     */
     static final int USAGE = 2;
     /** The input file ({@code publish --file}) is missing, unreadable or malformed. */
     static final int INPUT = 3;
     /** The database cannot be used: read-only, corrupt, unreachable, or from a newer version. */
     static final int DATABASE = 4;
-    /** The address cannot be listened on: the port is in use, or the address is not this machine's. */
+    /**
+     * The network: {@code serve} cannot listen on its address (the port is in use, or the address is
+     * not this machine's); {@code consume}'s broker does not answer or its queue cannot be consumed.
+     */
     static final int NETWORK = 5;
     /** Anything else: a defect, reported with its stack trace (sysexits' EX_SOFTWARE). */
     static final int SOFTWARE = 70;

@@ -7,10 +7,17 @@ import dev.idempotent.inbox.examples.http.Receipt;
 import dev.idempotent.inbox.kafka.KafkaInboxConsumer;
 import dev.idempotent.inbox.kafka.KafkaInboxListener;
 import dev.idempotent.inbox.kafka.OffsetStorage;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.jdbi.v3.core.Handle;
 
 /**
@@ -34,6 +41,60 @@ final class KafkaReceiptSource implements ConsumeCommand.ReceiptSource {
         this.shown = shown;
         this.refused = refused;
         this.thread = new Thread(consumer::run, "consume-kafka");
+    }
+
+    /**
+     * Returns once a broker of {@code bootstrap} has answered, waiting at most {@code timeout}: the
+     * consumer itself would retry for ever, logging each attempt, where the command must say once
+     * that the broker is not there. Creates nothing.
+     *
+     * @throws CommandError if no broker answered in time
+     * @throws IllegalArgumentException for bootstrap servers the client cannot read
+     */
+    static void checkReachable(String bootstrap, Duration timeout) {
+        int millis = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
+        Map<String, Object> config = Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.CLIENT_ID_CONFIG, "inbox-examples-consume-check",
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, millis,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, millis);
+        Admin admin;
+        try {
+            admin = Admin.create(config);
+        } catch (KafkaException e) {
+            if (String.valueOf(e.getMessage()).startsWith("No resolvable bootstrap urls")) {
+                throw new CommandError(ExitCodes.NETWORK, "--bootstrap " + bootstrap + " cannot be reached: no host"
+                        + " named in it resolves");
+            }
+            throw new IllegalArgumentException("--bootstrap " + bootstrap
+                    + " cannot be used (give HOST:PORT[,HOST:PORT...]): " + CommandError.oneLine(rootMessage(e)));
+        }
+        try {
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs(millis)).clusterId()
+                    .get(millis + 1000L, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+            String reason = cause instanceof org.apache.kafka.common.errors.TimeoutException
+                    || cause instanceof java.util.concurrent.TimeoutException
+                    ? "no broker answered within " + timeout.toSeconds() + " s (--connect-timeout)"
+                    : CommandError.oneLine(rootMessage(cause));
+            throw new CommandError(ExitCodes.NETWORK, "--bootstrap " + bootstrap + " cannot be reached: " + reason);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommandError(ExitCodes.NETWORK, "--bootstrap " + bootstrap + ": interrupted while connecting");
+        } finally {
+            admin.close(Duration.ZERO);
+        }
+    }
+
+    private static String rootMessage(Throwable failure) {
+        String message = failure.getMessage();
+        for (Throwable t = failure.getCause(); t != null; t = t.getCause()) {
+            if (t.getMessage() != null) {
+                message = t.getMessage();
+            }
+        }
+        return String.valueOf(message);
     }
 
     /**

@@ -2,9 +2,13 @@ package dev.idempotent.inbox.examples;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ParameterException;
 
 /** The examples' command line: {@code java -jar inbox-examples.jar COMMAND}. */
 @Command(
@@ -29,9 +33,11 @@ public final class Main {
      */
     static CommandLine commandLine() {
         CommandLine commandLine = new CommandLine(new Main());
+        // Registered after the subcommands exist, so every command reads durations alike.
+        commandLine.registerConverter(Duration.class, new DurationOption());
         commandLine.setParameterExceptionHandler((failure, args) -> {
             CommandLine failed = failure.getCommandLine();
-            failed.getErr().println(failed.getCommandName() + ": " + CommandError.oneLine(failure.getMessage())
+            failed.getErr().println(failed.getCommandName() + ": " + CommandError.oneLine(withoutJavaNames(failure))
                     + " (see " + failed.getCommandSpec().qualifiedName() + " --help)");
             failed.getErr().flush();
             return ExitCodes.USAGE;
@@ -48,6 +54,24 @@ public final class Main {
         });
         return commandLine;
     }
+
+    /**
+     * The message of {@code failure}, but for a value that picocli's own converters could not read
+     * (it then names the type and the exception, "cannot convert 'x' to class java.net.URI
+     * (java.net.URISyntaxException: ...)"), the option, the value and the option's label.
+     */
+    static String withoutJavaNames(ParameterException failure) {
+        String message = String.valueOf(failure.getMessage());
+        Matcher converted = UNCONVERTED.matcher(message);
+        if (converted.matches()) {
+            String label = failure.getArgSpec() == null ? "value" : failure.getArgSpec().paramLabel();
+            return converted.group(1) + ": '" + converted.group(2) + "' is not a valid " + label;
+        }
+        return message;
+    }
+
+    private static final Pattern UNCONVERTED = Pattern.compile("(Invalid value for .*?): cannot convert '(.*)' to .*",
+            Pattern.DOTALL);
 
     /** The version the build wrote into {@code version.properties}. */
     static final class Version implements CommandLine.IVersionProvider {

@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.examples;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.security.GeneralSecurityException;
+import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -50,12 +52,13 @@ final class RabbitReceiptSource implements ConsumeCommand.ReceiptSource {
     }
 
     /**
-     * Connects to {@code uri} and starts consuming {@code queue} into {@code warehouse}.
+     * Connects to {@code uri} and checks that {@code queue} can be consumed, waiting at most
+     * {@code timeout} for the broker; consuming starts with {@link #start}. Nothing else is created.
      *
      * @throws CommandError if the broker cannot be reached or the queue cannot be consumed
      * @throws IllegalArgumentException for a URI that is not an amqp:// or amqps:// one
      */
-    static RabbitReceiptSource start(String uri, String queue, Warehouse warehouse, ConsumeCommand.Settings settings) {
+    static Connection connect(String uri, String queue, Duration timeout) {
         ConnectionFactory factory = new ConnectionFactory();
         try {
             factory.setUri(uri);
@@ -64,14 +67,36 @@ final class RabbitReceiptSource implements ConsumeCommand.ReceiptSource {
         }
         factory.setAutomaticRecoveryEnabled(true);
         factory.setNetworkRecoveryInterval(1000);
-        String shown = shown(uri) + " queue " + queue;
+        factory.setConnectionTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
         Connection connection;
         try {
             connection = factory.newConnection(CONNECTION_NAME);
         } catch (IOException | TimeoutException e) {
             throw new CommandError(ExitCodes.NETWORK, "--uri " + shown(uri) + " cannot be reached: "
-                    + CommandError.oneLine(String.valueOf(e.getMessage() != null ? e.getMessage() : e)));
+                    + CommandError.oneLine(e.getMessage() != null ? e.getMessage() : "no answer within " + timeout));
         }
+        // A channel of its own: a failed passive declare closes the channel it ran on.
+        try (Channel channel = connection.createChannel()) {
+            channel.queueDeclarePassive(queue);
+        } catch (IOException | TimeoutException e) {
+            closeQuietly(connection);
+            throw queueError(uri, queue, e);
+        } catch (RuntimeException e) {
+            closeQuietly(connection);
+            throw e;
+        }
+        return connection;
+    }
+
+    /**
+     * Starts consuming {@code queue} on {@code connection}, from {@link #connect}, into
+     * {@code warehouse}. On failure the connection is closed.
+     *
+     * @throws CommandError if the queue cannot be consumed
+     */
+    static RabbitReceiptSource start(Connection connection, String uri, String queue, Warehouse warehouse,
+            ConsumeCommand.Settings settings) {
+        String shown = shown(uri) + " queue " + queue;
         try {
             RabbitInboxConsumer consumer = RabbitInboxConsumer
                     .builder(warehouse.inbox(), queue, RECEIPTS, (tx, id, receipt) -> Warehouse.addToStock(tx, receipt.qty()))
@@ -82,8 +107,7 @@ final class RabbitReceiptSource implements ConsumeCommand.ReceiptSource {
             return new RabbitReceiptSource(connection, consumer, shown);
         } catch (IOException e) {
             closeQuietly(connection);
-            throw new CommandError(ExitCodes.NETWORK, "--queue " + queue + " cannot be consumed on " + shown(uri)
-                    + " (it must exist): " + CommandError.oneLine(reason(e)));
+            throw queueError(uri, queue, e);
         } catch (RuntimeException e) {
             closeQuietly(connection);
             throw e;
@@ -116,8 +140,13 @@ final class RabbitReceiptSource implements ConsumeCommand.ReceiptSource {
         }
     }
 
+    private static CommandError queueError(String uri, String queue, Exception e) {
+        return new CommandError(ExitCodes.NETWORK, "--queue " + queue + " cannot be consumed on " + shown(uri)
+                + " (it must exist): " + CommandError.oneLine(reason(e)));
+    }
+
     /** The broker's own words (NOT_FOUND - no queue 'x' in vhost '/'), without the protocol dump around them. */
-    private static String reason(IOException e) {
+    private static String reason(Exception e) {
         Throwable cause = e.getCause() != null ? e.getCause() : e;
         if (cause instanceof ShutdownSignalException signal && signal.getReason() instanceof AMQP.Channel.Close close) {
             return close.getReplyText();

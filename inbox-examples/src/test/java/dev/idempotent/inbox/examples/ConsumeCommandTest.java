@@ -1,14 +1,17 @@
 package dev.idempotent.inbox.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.idempotent.inbox.examples.crash.ChildJvm;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -49,12 +52,36 @@ class ConsumeCommandTest {
         CommandRun run = CommandRun.of("consume", "--broker", "rabbitmq", "--uri", "amqp://guest:secret@127.0.0.1:1",
                 "--queue", "q", "--db", dir.resolve("s.db").toString()).assertRefused(ExitCodes.NETWORK, "consume", "--uri");
         assertTrue(!run.err().contains("secret"), "no password in the message: " + run.err());
+        assertFalse(Files.exists(dir.resolve("s.db")), "no database for a broker that cannot be reached");
+    }
+
+    @Test
+    void kafkaBrokerThatCannotBeReachedIsOneLineAndExitFive() {
+        Path db = dir.resolve("s.db");
+        CommandRun run = CommandRun.of("consume", "--broker", "kafka", "--bootstrap", "127.0.0.1:1", "--topic", "receipts",
+                "--connect-timeout", "2s",
+                "--db", db.toString()).assertRefused(ExitCodes.NETWORK, "consume", "--bootstrap 127.0.0.1:1");
+        assertFalse(Files.exists(db), "no database for a broker that cannot be reached");
+        assertEquals("", run.out());
+    }
+
+    @Test
+    void theExecutablesLoggingKeepsTheKafkaClientToErrors() throws IOException {
+        // The tests' own simplelogger.properties shadows the executable's; read the executable's.
+        java.util.Properties shipped = new java.util.Properties();
+        java.net.URL url = Main.class.getProtectionDomain().getCodeSource().getLocation();
+        try (var in = Files.newInputStream(Path.of(java.net.URI.create(url.toString())).resolve("simplelogger.properties"))) {
+            shipped.load(in);
+        }
+        assertEquals("error", shipped.getProperty("org.slf4j.simpleLogger.log.org.apache.kafka"));
+        assertEquals("info", shipped.getProperty("org.slf4j.simpleLogger.defaultLogLevel"));
     }
 
     @Test
     void queueThatDoesNotExistIsOneLine() {
         CommandRun.of("consume", "--broker", "rabbitmq", "--uri", RabbitQueue.URI, "--queue", "no-such-queue-here",
                 "--db", dir.resolve("s.db").toString()).assertRefused(ExitCodes.NETWORK, "consume", "--queue");
+        assertFalse(Files.exists(dir.resolve("s.db")), "no database for a queue that cannot be consumed");
     }
 
     @Test
