@@ -16,11 +16,13 @@ import dev.idempotent.inbox.examples.publisher.PublisherSettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,7 +31,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
-import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -51,7 +52,9 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = ExitCodes.HEADING,
         exitCodeList = {" 0:nothing is left pending or exhausted (rejected items are settled: they are listed)",
                 " 1:items are left pending or exhausted", ExitCodes.USAGE_LINE,
-                "  :(--outbox naming a directory, or a file in a directory that does not exist)", ExitCodes.INPUT_LINE,
+                "  :(--outbox naming a directory, or a file in a directory that does not exist; --to that is not"
+                        + " http://HOST:PORT; --requeue of an id that is not exhausted: nothing is requeued)",
+                ExitCodes.INPUT_LINE,
                 ExitCodes.DATABASE_LINE, ExitCodes.SOFTWARE_LINE})
 final class PublishCommand implements Callable<Integer> {
 
@@ -64,16 +67,31 @@ final class PublishCommand implements Callable<Integer> {
     Path outboxFile;
 
     @Option(names = "--to", required = true, paramLabel = "URL",
-            description = "The receiver, for example http://127.0.0.1:8080. Repeat it for instances of one warehouse"
+            description = "The receiver, as http://HOST:PORT, for example http://127.0.0.1:8080 (serve's default"
+                    + " port). Repeat it for instances of one warehouse"
                     + " that share a database: the s-th enqueued item goes first to URL number (s mod n, counting from 0),"
                     + " and each uncertain attempt moves it on to the next URL in the list.")
-    List<URI> to;
+    List<String> to;
 
     @Option(names = "--token", paramLabel = "T", description = "Send 'Authorization: Bearer T'.")
     String token;
 
-    @ArgGroup(exclusive = true, multiplicity = "0..1")
-    Items items;
+    // Plain options rather than picocli's argument groups, whose messages for a wrong combination
+    // ("expected only one match") name no option; the combinations are checked in itemsToEnqueue.
+    @Option(names = "--id", paramLabel = "ID", description = "The shipment's id; with --qty.")
+    String id;
+
+    @Option(names = "--qty", paramLabel = "N", description = "The shipment's quantity; with --id.")
+    Integer qty;
+
+    @Option(names = "--file", paramLabel = "ITEMS.csv",
+            description = "A CSV file of items to enqueue, in order: id,qty or id,qty,origin (see below).")
+    Path file;
+
+    @Option(names = "--requeue", arity = "0..*", paramLabel = "ID",
+            description = "Make exhausted items pending again, with a fresh --max-attempts, before delivering: all of"
+                    + " them, or the ids given. An id that is not exhausted is refused and nothing is requeued.")
+    List<String> requeue;
 
     @Option(names = "--max-attempts", paramLabel = "N", defaultValue = "8",
             description = "Attempts per item before it is parked as exhausted (default ${DEFAULT-VALUE}).")
@@ -97,7 +115,7 @@ final class PublishCommand implements Callable<Integer> {
 
     @Option(names = "--max-resend-age", paramLabel = "DURATION",
             description = "Stop sending an item this long after it was first enqueued (its origin time) and park it as"
-                    + " exhausted, as ISO-8601 (PT1H, P7D) (default: no limit). Give the receivers"
+                    + " exhausted, as " + DurationOption.ACCEPTED + " (default: no limit). Give the receivers"
                     + " serve --sender-max-resend-age with the same value.")
     Duration maxResendAge;
 
@@ -112,25 +130,6 @@ final class PublishCommand implements Callable<Integer> {
                     + " this JVM (no shutdown hooks, exit status 86) before the completion mark is written.")
     String haltAfterAck;
 
-    /** One item from the command line, or a file of them. */
-    static final class Items {
-        @ArgGroup(exclusive = false)
-        One one;
-
-        @Option(names = "--file", paramLabel = "ITEMS.csv",
-                description = "A CSV file of items to enqueue, in order: id,qty or id,qty,origin (see below).")
-        Path file;
-    }
-
-    /** {@code --id} and {@code --qty}, which go together. */
-    static final class One {
-        @Option(names = "--id", required = true, paramLabel = "ID", description = "The shipment's id.")
-        String id;
-
-        @Option(names = "--qty", required = true, paramLabel = "N", description = "The shipment's quantity.")
-        int qty;
-    }
-
     @Override
     public Integer call() throws Exception {
         PrintStream out = System.out;
@@ -138,7 +137,14 @@ final class PublishCommand implements Callable<Integer> {
         CommandError.requireFileInExistingDirectory(spec.commandLine(), "--outbox", outboxFile);
         // Read whole before the outbox is opened: a bad file enqueues nothing and creates nothing.
         List<Outbox.Item> toEnqueue = itemsToEnqueue();
+        if (requeue != null && !requeue.isEmpty() && !Files.exists(outboxFile)) {
+            throw new ParameterException(spec.commandLine(), "--requeue " + requeue.get(0) + ": --outbox " + outboxFile
+                    + " does not exist, so it holds no exhausted item; give the outbox the items were enqueued in");
+        }
         try (Outbox outbox = openOutbox()) {
+            if (spec.commandLine().getParseResult().hasMatchedOption("--requeue")) {
+                requeue(out, outbox);
+            }
             if (!toEnqueue.isEmpty()) {
                 reportEnqueued(out, toEnqueue, outbox.enqueueAll(toEnqueue));
             }
@@ -174,14 +180,54 @@ final class PublishCommand implements Callable<Integer> {
             out.printf("outbox: %d acked, %d pending, %d rejected, %d exhausted%n", counts.get(ItemState.ACKED),
                     counts.get(ItemState.PENDING), counts.get(ItemState.REJECTED), counts.get(ItemState.EXHAUSTED));
             showParked(out, outbox.parked());
+            if (counts.get(ItemState.EXHAUSTED) > 0) {
+                out.println("exhausted items stay in the outbox: --requeue makes them pending again (all of them,"
+                        + " or --requeue ID...)");
+            }
             boolean settled = counts.get(ItemState.PENDING) == 0 && counts.get(ItemState.EXHAUSTED) == 0;
             return settled ? 0 : 1;
         }
     }
 
-    private PublisherSettings settings() {
+    private void requeue(PrintStream out, Outbox outbox) {
+        List<String> ids = requeue == null ? List.of() : requeue;
         try {
-            PublisherSettings settings = PublisherSettings.to(to)
+            out.println("requeued " + outbox.requeue(ids) + " exhausted items");
+        } catch (Outbox.NotExhausted e) {
+            throw new ParameterException(spec.commandLine(), "--requeue " + e.id() + ": "
+                    + (e.state().isEmpty() ? "no such item in the outbox" : "the item is "
+                    + e.state().get().name().toLowerCase(Locale.ROOT) + ", not exhausted")
+                    + "; give ids of exhausted items, or no id for all of them (nothing was requeued)");
+        }
+    }
+
+    /** The {@code --to} values as receivers: http:// or https://, a host, optionally a port and a path. */
+    private List<URI> receivers() {
+        List<URI> receivers = new ArrayList<>(to.size());
+        for (String value : to) {
+            URI uri = null;
+            try {
+                uri = new URI(value);
+            } catch (URISyntaxException e) {
+                // answered below, with what would be accepted
+            }
+            boolean http = uri != null
+                    && ("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()));
+            // A port that is not a number leaves the URI without a host (a "registry" authority).
+            if (!http || uri.getHost() == null || uri.getRawUserInfo() != null || uri.getRawQuery() != null
+                    || uri.getRawFragment() != null) {
+                throw new ParameterException(spec.commandLine(), "--to " + value + " is not a receiver's address;"
+                        + " give http://HOST:PORT, for example http://127.0.0.1:8080");
+            }
+            receivers.add(uri);
+        }
+        return receivers;
+    }
+
+    private PublisherSettings settings() {
+        List<URI> receivers = receivers();
+        try {
+            PublisherSettings settings = PublisherSettings.to(receivers)
                     .withMaxAttempts(maxAttempts)
                     .withWindow(window)
                     .withRequestTimeout(Duration.ofMillis(timeoutMillis))
@@ -199,20 +245,27 @@ final class PublishCommand implements Callable<Integer> {
     }
 
     private List<Outbox.Item> itemsToEnqueue() {
-        if (items == null) {
+        if (file != null && (id != null || qty != null)) {
+            throw new ParameterException(spec.commandLine(), "--file cannot be given with "
+                    + (id != null ? "--id" : "--qty") + "; give either --id ID --qty N or --file ITEMS.csv");
+        }
+        if (file == null && id == null && qty == null) {
             return List.of();
         }
-        if (items.file == null) {
-            Optional<String> idProblem = ProtocolV1.idProblem(items.one.id);
+        if (file == null) {
+            if (id == null || qty == null) {
+                throw new ParameterException(spec.commandLine(), (id == null ? "--qty needs --id" : "--id needs --qty")
+                        + "; give either --id ID --qty N or --file ITEMS.csv");
+            }
+            Optional<String> idProblem = ProtocolV1.idProblem(id);
             if (idProblem.isPresent()) {
                 throw new ParameterException(spec.commandLine(), "--id: " + idProblem.get());
             }
-            if (items.one.qty < 1) {
-                throw new ParameterException(spec.commandLine(), "--qty must be at least 1, was " + items.one.qty);
+            if (qty < 1) {
+                throw new ParameterException(spec.commandLine(), "--qty must be at least 1, was " + qty);
             }
-            return List.of(new Outbox.Item(items.one.id, items.one.qty));
+            return List.of(new Outbox.Item(id, qty));
         }
-        Path file = items.file;
         String option = "--file " + file;
         if (Files.isDirectory(file)) {
             throw new CommandError(ExitCodes.INPUT, option + " is a directory, not a CSV file");

@@ -135,6 +135,99 @@ class PublishCommandTest {
     }
 
     @Test
+    void receiverThatIsNotAnHttpUrlWithHostAndPortIsABadOptionValue() {
+        Path outbox = dir.resolve("outbox.db");
+        for (String to : new String[] {"http://127.0.0.1:PORT", "127.0.0.1:43003", "ftp://127.0.0.1:21", "http://",
+                "http://127.0.0.1:8080/receipts?x=1"}) {
+            CommandRun run = CommandRun.of("publish", "--outbox", outbox.toString(), "--to", to, "--id", "snack-7", "--qty", "7")
+                    .assertRefused(2, "publish", "--to " + to);
+            assertTrue(run.err().contains("http://HOST:PORT"), run.err());
+        }
+        assertFalse(Files.exists(outbox), "nothing created for a bad --to");
+    }
+
+    @Test
+    void fileAndIdTogetherSayWhatIsAccepted() throws IOException {
+        Path items = Files.writeString(dir.resolve("items.csv"), "snack-7,7\n");
+        CommandRun run = CommandRun.of("publish", "--outbox", dir.resolve("outbox.db").toString(), "--to", NOWHERE,
+                "--file", items.toString(), "--id", "snack-8", "--qty", "8").assertRefused(2, "publish", "--file");
+        assertTrue(run.err().contains("either --id ID --qty N or --file ITEMS.csv"), run.err());
+        CommandRun.of("publish", "--outbox", dir.resolve("outbox.db").toString(), "--to", NOWHERE, "--id", "snack-8")
+                .assertRefused(2, "publish", "--qty");
+        assertFalse(Files.exists(dir.resolve("outbox.db")));
+    }
+
+    @Test
+    void maxResendAgeTakesTheShortForm() {
+        CommandRun run = CommandRun.of("publish", "--outbox", dir.resolve("outbox.db").toString(), "--to", NOWHERE,
+                "--max-resend-age", "12h");
+        assertEquals(0, run.exitCode(), run.err());
+        CommandRun.of("publish", "--outbox", dir.resolve("outbox.db").toString(), "--to", NOWHERE,
+                "--max-resend-age", "12 hours").assertRefused(2, "publish", "--max-resend-age");
+    }
+
+    /** Parks every item of {@code items} as exhausted: the receiver's port is closed. */
+    private void exhaust(Path outbox, Path items) {
+        CommandRun run = CommandRun.of("publish", "--outbox", outbox.toString(), "--to", NOWHERE, "--file", items.toString(),
+                "--max-attempts", "2", "--backoff-ms", "0", "--max-backoff-ms", "0");
+        assertEquals(1, run.exitCode(), run.out() + run.err());
+        assertTrue(run.out().contains("outbox: 0 acked, 0 pending, 0 rejected, 3 exhausted"), run.out());
+        assertTrue(run.out().contains("--requeue makes them pending again"), "the way out is named: " + run.out());
+    }
+
+    @Test
+    void requeuedExhaustedItemsAreDeliveredAndAppliedOnce() throws Exception {
+        Path outboxFile = dir.resolve("outbox.db");
+        exhaust(outboxFile, Files.writeString(dir.resolve("items.csv"), "snack-1,1\nsnack-2,2\nsnack-3,4\n"));
+        try (Warehouse warehouse = Warehouse.open(dir.resolve("warehouse.db"));
+                WarehouseServer server = WarehouseServer.start(warehouse, ReceiverSettings.loopback())) {
+            String to = server.uri().toString();
+            CommandRun run = CommandRun.of("publish", "--outbox", outboxFile.toString(), "--to", to, "--requeue");
+            assertEquals(0, run.exitCode(), run.out() + run.err());
+            assertTrue(run.out().contains("requeued 3 exhausted items"), run.out());
+            assertTrue(run.out().contains("outbox: 3 acked, 0 pending, 0 rejected, 0 exhausted"), run.out());
+
+            CommandRun again = CommandRun.of("publish", "--outbox", outboxFile.toString(), "--to", to, "--requeue");
+            assertEquals(0, again.exitCode(), again.out() + again.err());
+            assertTrue(again.out().contains("requeued 0 exhausted items"), again.out());
+            assertEquals(7, warehouse.stock().total(), "each applied once");
+            assertEquals(3, warehouse.stock().receipts());
+            assertEquals(3, server.metrics().appliedEffects());
+        }
+    }
+
+    @Test
+    void requeueOfGivenIdsTakesOnlyThoseAndRefusesAnIdThatIsNotExhausted() throws Exception {
+        Path none = dir.resolve("none.db");
+        CommandRun.of("publish", "--outbox", none.toString(), "--to", NOWHERE, "--requeue", "snack-1")
+                .assertRefused(2, "publish", "--requeue snack-1");
+        assertFalse(Files.exists(none), "no outbox created to requeue from");
+        Path outboxFile = dir.resolve("outbox.db");
+        exhaust(outboxFile, Files.writeString(dir.resolve("items.csv"), "snack-1,1\nsnack-2,2\nsnack-3,4\n"));
+        try (Warehouse warehouse = Warehouse.open(dir.resolve("warehouse.db"));
+                WarehouseServer server = WarehouseServer.start(warehouse, ReceiverSettings.loopback())) {
+            String to = server.uri().toString();
+            CommandRun.of("publish", "--outbox", outboxFile.toString(), "--to", to, "--requeue", "snack-1", "no-such-item")
+                    .assertRefused(2, "publish", "--requeue no-such-item");
+            assertEquals(0, server.metrics().requests(), "nothing requeued, nothing sent");
+
+            CommandRun run = CommandRun.of("publish", "--outbox", outboxFile.toString(), "--to", to,
+                    "--requeue", "snack-1", "snack-3");
+            assertEquals(1, run.exitCode(), "snack-2 is still exhausted: " + run.out() + run.err());
+            assertTrue(run.out().contains("requeued 2 exhausted items"), run.out());
+            assertEquals(5, warehouse.stock().total());
+
+            CommandRun.of("publish", "--outbox", outboxFile.toString(), "--to", to, "--requeue", "snack-1")
+                    .assertRefused(2, "publish", "--requeue snack-1");
+        }
+        try (Outbox outbox = Outbox.open(outboxFile)) {
+            assertEquals(ItemState.ACKED, outbox.find("snack-1").orElseThrow().state());
+            assertEquals(ItemState.EXHAUSTED, outbox.find("snack-2").orElseThrow().state());
+            assertEquals(ItemState.ACKED, outbox.find("snack-3").orElseThrow().state());
+        }
+    }
+
+    @Test
     void helpListsTheExitCodes() {
         CommandRun help = CommandRun.of("publish", "--help");
         assertEquals(0, help.exitCode());

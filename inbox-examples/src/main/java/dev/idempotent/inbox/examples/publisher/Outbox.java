@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -188,6 +189,61 @@ public final class Outbox implements AutoCloseable {
                 .map((rs, ctx) -> Map.entry(ItemState.ofColumn(rs.getString("state")), rs.getLong("n")))
                 .forEach(entry -> counts.put(entry.getKey(), entry.getValue()));
         return counts;
+    }
+
+    /**
+     * Makes exhausted items pending again, with their attempts counted from zero, so that the next
+     * delivery sends them: all exhausted items when {@code ids} is empty, else exactly those, in one
+     * transaction. An item exhausted for its age stays safe: the publisher checks the age again
+     * before it sends, and parks it again unsent.
+     *
+     * @return how many items were requeued
+     * @throws NotExhausted if an id given is not in the outbox or not exhausted; then nothing is changed
+     */
+    public synchronized int requeue(List<String> ids) {
+        return handle.inTransaction(tx -> {
+            if (ids.isEmpty()) {
+                return tx.createUpdate("UPDATE outbox_item SET state = 'pending', attempts = 0, reason = NULL,"
+                        + " settled_at = NULL WHERE state = 'exhausted'").execute();
+            }
+            int requeued = 0;
+            for (String id : new LinkedHashSet<>(ids)) {
+                int updated = tx.createUpdate("UPDATE outbox_item SET state = 'pending', attempts = 0, reason = NULL,"
+                                + " settled_at = NULL WHERE id = :id AND state = 'exhausted'")
+                        .bind("id", id).execute();
+                if (updated == 0) {
+                    Optional<String> state = tx.createQuery("SELECT state FROM outbox_item WHERE id = ?")
+                            .bind(0, id).mapTo(String.class).findOne();
+                    // Thrown inside the transaction: the items requeued before this one roll back.
+                    throw new NotExhausted(id, state.map(ItemState::ofColumn));
+                }
+                requeued++;
+            }
+            return requeued;
+        });
+    }
+
+    /** An id given to {@link #requeue} that names no exhausted item. */
+    public static final class NotExhausted extends RuntimeException {
+        private final String id;
+        private final transient Optional<ItemState> state;
+
+        NotExhausted(String id, Optional<ItemState> state) {
+            super(id + (state.isEmpty() ? " is not in the outbox" : " is " + state.get().column() + ", not exhausted"),
+                    null, false, false);
+            this.id = id;
+            this.state = state;
+        }
+
+        /** The id given. */
+        public String id() {
+            return id;
+        }
+
+        /** The item's state, or empty if the outbox has no such item. */
+        public Optional<ItemState> state() {
+            return state;
+        }
     }
 
     /** Writes the completion mark after a verified ACK, counting the attempt. */
