@@ -38,23 +38,25 @@ final class ServeCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = "--db", required = true, paramLabel = "FILE|URL",
-            description = "The warehouse's SQLite file, a PostgreSQL database as postgresql://HOST:PORT/DB?user=NAME"
+            description = "The warehouse's SQLite file (a path with a / or ending .db, .sqlite or .sqlite3, or"
+                    + " jdbc:sqlite:FILE), a PostgreSQL database as postgresql://HOST:PORT/DB?user=NAME"
                     + " (jdbc:postgresql://... too), or a MariaDB database as mariadb://USER@HOST:PORT/DB"
                     + " (jdbc:mariadb://... too); its tables are created if absent.")
     String db;
 
     @Option(names = "--retention", paramLabel = "DURATION",
-            description = "How long inbox rows are kept before a purge may delete them, as ISO-8601 (P7D, PT12H)"
+            description = "How long inbox rows are kept before a purge may delete them, as " + DurationOption.ACCEPTED
                     + " (default: the library's, 30 days).")
     Duration retention;
 
     @Option(names = "--purge-every", paramLabel = "DURATION",
             description = "Purge rows older than the retention this often, starting one period after startup,"
-                    + " as ISO-8601 (PT1H) (default: never).")
+                    + " as " + DurationOption.ACCEPTED + " (default: never).")
     Duration purgeEvery;
 
     @Option(names = "--sender-max-resend-age", paramLabel = "DURATION",
-            description = "The age after which the senders stop resending (publish --max-resend-age), as ISO-8601;"
+            description = "The age after which the senders stop resending (publish --max-resend-age), as"
+                    + " " + DurationOption.ACCEPTED + ";"
                     + " a --retention shorter than it plus the clock-skew margin (10 minutes) is refused.")
     Duration senderMaxResendAge;
 
@@ -62,7 +64,12 @@ final class ServeCommand implements Callable<Integer> {
             description = "The address to listen on (default ${DEFAULT-VALUE}); any other than loopback needs --token.")
     String bind;
 
-    @Option(names = "--port", paramLabel = "N", defaultValue = "0", description = "The port (default: an ephemeral one).")
+    /** The port publish's examples send to: http://127.0.0.1:8080. */
+    static final int DEFAULT_PORT = 8080;
+
+    @Option(names = "--port", paramLabel = "N", defaultValue = "" + DEFAULT_PORT,
+            description = "The port (default ${DEFAULT-VALUE}), as in publish --to http://127.0.0.1:8080; 0 for an"
+                    + " ephemeral one, printed on start.")
     int port;
 
     @Option(names = "--token", paramLabel = "T", description = "Require 'Authorization: Bearer T' on every request.")

@@ -167,7 +167,8 @@ class ScaleOutTest {
     /** Starts the receivers together and waits until each one listens. */
     private List<URI> startReceivers() throws Exception {
         for (int i = 0; i < RECEIVERS; i++) {
-            receivers.add(ChildJvm.start("serve-" + i, List.of(), Main.class.getName(), List.of("serve", "--db", database.url()),
+            receivers.add(ChildJvm.start("serve-" + i, List.of(), Main.class.getName(),
+                    List.of("serve", "--db", database.url(), "--port", "0"),
                     dir.resolve("serve-" + i + ".err")));
         }
         List<URI> uris = new ArrayList<>();

@@ -45,7 +45,7 @@ class ServeCommandTest {
         Path err = dir.resolve("serve.err");
         // The tests' logging settings keep logs to warnings; here the log is read as an operator sees it.
         try (ChildJvm serve = start(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=info"),
-                "serve", "--db", dir.resolve("warehouse.db").toString())) {
+                "serve", "--db", dir.resolve("warehouse.db").toString(), "--port", "0")) {
             String line = serve.nextLine(TIMEOUT);
             Matcher url = URL.matcher(line);
             assertTrue(url.find(), "first line names the address: " + line);
@@ -107,7 +107,7 @@ class ServeCommandTest {
     void refusesARetentionShorterThanTheSendersResendAge() throws Exception {
         List<String> out;
         try (ChildJvm serve = start(List.of(), "serve", "--db", dir.resolve("warehouse.db").toString(),
-                "--retention", "P7D", "--sender-max-resend-age", "P7D", "--purge-every", "PT1H")) {
+                "--retention", "P7D", "--sender-max-resend-age", "P7D", "--purge-every", "PT1H", "--port", "0")) {
             assertNotEquals(0, serve.awaitExit(TIMEOUT));
             out = serve.restOfOutput(TIMEOUT);
         }
@@ -167,7 +167,7 @@ class ServeCommandTest {
         WarehouseDatabase.open(db.toString()).close();
         try (ReadOnlyFiles readOnly = new ReadOnlyFiles()) {
             readOnly.make(db);
-            CommandRun run = CommandRun.of("serve", "--db", db.toString()).assertRefused(4, "serve", "--db " + db);
+            CommandRun run = CommandRun.of("serve", "--db", db.toString(), "--port", "0").assertRefused(4, "serve", "--db " + db);
             assertTrue(run.err().contains("read-only"), run.err());
         }
     }
@@ -178,21 +178,21 @@ class ServeCommandTest {
         byte[] noise = new byte[8192];
         new Random(42).nextBytes(noise);
         Files.write(db, noise);
-        CommandRun run = CommandRun.of("serve", "--db", db.toString()).assertRefused(4, "serve", "--db " + db);
+        CommandRun run = CommandRun.of("serve", "--db", db.toString(), "--port", "0").assertRefused(4, "serve", "--db " + db);
         assertTrue(run.err().contains("not a SQLite database"), run.err());
         assertTrue(Arrays.equals(noise, Files.readAllBytes(db)), "the file is left as it was");
     }
 
     @Test
     void unreachablePostgresIsUnusableAndItsPasswordIsNotShown() {
-        CommandRun run = CommandRun.of("serve", "--db", "postgresql://127.0.0.1:1/test?user=postgres&password=s3cret")
+        CommandRun run = CommandRun.of("serve", "--db", "postgresql://127.0.0.1:1/test?user=postgres&password=s3cret", "--port", "0")
                 .assertRefused(4, "serve", "--db postgresql://127.0.0.1:1/test");
         assertFalse(run.err().contains("s3cret"), run.err());
     }
 
     @Test
     void unreachableMariaDbIsUnusableAndItsPasswordIsNotShown() {
-        CommandRun run = CommandRun.of("serve", "--db", "mariadb://root:s3cret@127.0.0.1:1/test")
+        CommandRun run = CommandRun.of("serve", "--db", "mariadb://root:s3cret@127.0.0.1:1/test", "--port", "0")
                 .assertRefused(4, "serve", "--db mariadb://127.0.0.1:1/test cannot be reached");
         assertFalse(run.err().contains("s3cret"), run.err());
     }
@@ -204,6 +204,59 @@ class ServeCommandTest {
         CommandRun.of("serve", "--db", dir.resolve("warehouse.db").toString(), "--no-such-option")
                 .assertRefused(2, "serve", "--no-such-option");
         assertFalse(Files.exists(dir.resolve("warehouse.db")));
+    }
+
+    @Test
+    void jdbcSqliteUrlOpensTheFileItNames() throws Exception {
+        Path db = dir.resolve("x.db");
+        try (ChildJvm serve = start(ChildJvm.FAST_START, "serve", "--db", "jdbc:sqlite:" + db, "--port", "0")) {
+            String line = serve.nextLine(TIMEOUT);
+            assertTrue(line.startsWith("warehouse listening on "), line);
+            assertTrue(Files.isRegularFile(db), "the file the URL names: " + line);
+            serve.terminate();
+            serve.awaitExit(TIMEOUT);
+        }
+        try (var names = Files.list(dir)) {
+            assertFalse(names.anyMatch(path -> path.getFileName().toString().startsWith("jdbc")), "no file named as the URL");
+        }
+    }
+
+    @Test
+    void bareWordDatabaseIsRefusedBeforeThePortIsBound() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            for (String word : new String[] {"mysql", "warehouse", "jdbc:sqlite:", "jdbc:sqlite::memory:"}) {
+                CommandRun run = CommandRun.of("serve", "--db", word, "--port", String.valueOf(taken.getLocalPort()))
+                        .assertRefused(2, "serve", "--db " + word);
+                assertTrue(run.err().contains("jdbc:sqlite:FILE"), run.err());
+            }
+        }
+        assertFalse(Files.exists(Path.of("mysql")) || Files.exists(Path.of("warehouse")), "no file created");
+    }
+
+    @Test
+    void durationsTakeIsoOrTheShortForm() throws IOException {
+        Path db = dir.resolve("warehouse.db");
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            // Refused for the port, so the options were accepted.
+            CommandRun.of("serve", "--db", db.toString(), "--retention", "30d", "--purge-every", "90m",
+                    "--sender-max-resend-age", "12h", "--port", String.valueOf(taken.getLocalPort()))
+                    .assertRefused(5, "serve", "--port");
+        }
+        for (String bad : new String[] {"30x", "30", "thirty days", "P"}) {
+            CommandRun run = CommandRun.of("serve", "--db", db.toString(), "--retention", bad)
+                    .assertRefused(2, "serve", "--retention");
+            assertTrue(run.err().contains("ISO-8601, e.g. P30D, or 30d"), run.err());
+        }
+        assertFalse(Files.exists(db));
+    }
+
+    @Test
+    void defaultPortIsTheOneTheReceiverUrlExamplesName() {
+        CommandRun help = CommandRun.of("serve", "--help");
+        assertTrue(help.out().replaceAll("\\s+", " ").contains("The port (default 8080)"), help.out());
+        String publish = CommandRun.of("publish", "--help").out();
+        assertTrue(publish.replaceAll("\\s+", "").contains("--to=URLThereceiver,ashttp://HOST:PORT,forexamplehttp://127.0.0.1:8080"),
+                publish);
     }
 
     @Test
