@@ -1,6 +1,9 @@
 package dev.idempotent.inbox.examples;
 
 import dev.idempotent.inbox.InboxStorageException;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -39,6 +42,36 @@ final class CommandError extends RuntimeException {
             throw new ParameterException(commandLine, option + " " + file + " is in a directory that does not exist ("
                     + parent + ")");
         }
+    }
+
+    /**
+     * Creates the directory {@code option} names, with its parents, or refuses, as a bad option
+     * value, a path that is a file or cannot be created.
+     */
+    static Path createDirectory(CommandLine commandLine, String option, Path dir) {
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new ParameterException(commandLine, option + " " + dir + " is a file; give a directory");
+        }
+        try {
+            return Files.createDirectories(dir);
+        } catch (IOException | UnsupportedOperationException e) {
+            throw new ParameterException(commandLine, option + " " + dir + " cannot be created (" + ioReason(e)
+                    + "); give a directory that can be written");
+        }
+    }
+
+    /** What an I/O failure on a path means, in words rather than its exception's name. */
+    private static String ioReason(Exception e) {
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof FileSystemException fs && fs.getReason() != null) {
+            return oneLine(fs.getReason());
+        }
+        if (e instanceof FileSystemException) {
+            return "a part of it is not a directory, or it cannot be written";
+        }
+        return oneLine(String.valueOf(e.getMessage()));
     }
 
     /**

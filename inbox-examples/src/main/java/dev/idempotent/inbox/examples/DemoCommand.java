@@ -13,18 +13,20 @@ import dev.idempotent.inbox.examples.publisher.Outbox;
 import dev.idempotent.inbox.examples.publisher.Publisher;
 import dev.idempotent.inbox.examples.publisher.PublisherSettings;
 import dev.idempotent.inbox.examples.publisher.Verdict;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -48,16 +50,33 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         // Before the first logger exists: the demo's own output tells the story, request logs would clutter it.
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
-        if (dir != null && Files.exists(dir) && !Files.isDirectory(dir)) {
-            throw new ParameterException(spec.commandLine(), "--dir " + dir + " is a file; give a directory");
-        }
-        Path files = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("inbox-demo");
+        Path files = dir != null ? CommandError.createDirectory(spec.commandLine(), "--dir", dir)
+                : Files.createTempDirectory("inbox-demo");
         try (Warehouse warehouse = Warehouse.open(files.resolve("warehouse.db"));
                 WarehouseServer server = WarehouseServer.start(warehouse,
                         ReceiverSettings.loopback().withAckFault(AckFault.first(1)))) {
-            new Story(System.out, warehouse, server, files).run();
+            new Story(System.out, warehouse, server, files, dir == null).run();
+        } finally {
+            if (dir == null) {
+                // After the close above: SQLite's files are released, so they can go on any system.
+                try {
+                    deleteTree(files);
+                } catch (IOException e) {
+                    System.err.println("demo: the temporary directory " + files + " could not be deleted: "
+                            + CommandError.oneLine(e.getMessage()));
+                }
+            }
         }
         return 0;
+    }
+
+    /** Deletes {@code root} and everything in it; a file that cannot be deleted is left, with the rest. */
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
     }
 
     /** The steps and their narration. */
@@ -68,7 +87,10 @@ final class DemoCommand implements Callable<Integer> {
         private final Path files;
         private final Narrator narrator;
 
-        Story(PrintStream out, Warehouse warehouse, WarehouseServer server, Path files) {
+        private final boolean temporary;
+
+        Story(PrintStream out, Warehouse warehouse, WarehouseServer server, Path files, boolean temporary) {
+            this.temporary = temporary;
             this.out = out;
             this.warehouse = warehouse;
             this.server = server;
@@ -81,7 +103,7 @@ final class DemoCommand implements Callable<Integer> {
             out.println("  warehouse  " + server.uri() + "  stock and inbox in one SQLite file;"
                     + " it will lose its first ACK on purpose");
             out.println("  publisher  an outbox in its own SQLite file; an item is done only after a verified ACK");
-            out.println("  files      " + files);
+            out.println("  files      " + files + (temporary ? "  (deleted at the end; --dir DIR keeps them)" : ""));
 
             try (Outbox outbox = Outbox.open(files.resolve("publisher-outbox.db"));
                     Outbox careless = Outbox.open(files.resolve("second-sender-outbox.db"))) {
