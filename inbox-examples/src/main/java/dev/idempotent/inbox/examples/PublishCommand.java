@@ -226,6 +226,16 @@ final class PublishCommand implements Callable<Integer> {
 
     private PublisherSettings settings() {
         List<URI> receivers = receivers();
+        // Checked here, not only by PublisherSettings, whose messages name its fields rather than the options.
+        requireOption(maxAttempts >= 1, "--max-attempts must be at least 1, was " + maxAttempts);
+        requireOption(window >= 1, "--window must be at least 1, was " + window);
+        requireOption(timeoutMillis >= 1, "--timeout-ms must be at least 1, was " + timeoutMillis);
+        requireOption(maxBackoffMillis >= 0, "--max-backoff-ms must be at least 0, was " + maxBackoffMillis);
+        requireOption(backoffMillis >= 0 && backoffMillis <= maxBackoffMillis,
+                "--backoff-ms must be from 0 to --max-backoff-ms (" + maxBackoffMillis + "), was " + backoffMillis);
+        requireOption(maxResendAge == null || !(maxResendAge.isNegative() || maxResendAge.isZero()),
+                "--max-resend-age must be positive, was " + maxResendAge);
+        requireOption(token == null || !token.isBlank(), "--token must not be blank");
         try {
             PublisherSettings settings = PublisherSettings.to(receivers)
                     .withMaxAttempts(maxAttempts)
@@ -241,6 +251,12 @@ final class PublishCommand implements Callable<Integer> {
             return token == null ? settings : settings.withToken(token);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private void requireOption(boolean valid, String message) {
+        if (!valid) {
+            throw new ParameterException(spec.commandLine(), message);
         }
     }
 

@@ -168,7 +168,8 @@ final class ServeCommand implements Callable<Integer> {
         try {
             return WarehouseDatabase.open(db, options());
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "refusing to start: " + e.getMessage());
+            throw new ParameterException(spec.commandLine(), "refusing to start: " + e.getMessage()
+                    + " (--retention, --sender-max-resend-age)");
         } catch (InboxStorageException e) {
             throw CommandError.database("--db", WarehouseDatabase.shown(db), isFile, e);
         }
@@ -206,11 +207,31 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private ReceiverSettings settings() {
+        // Checked here, not only by ReceiverSettings, whose messages name its fields rather than the options.
+        if (port < 0 || port > 65_535) {
+            throw new ParameterException(spec.commandLine(), "--port must be from 0 to 65535, was " + port);
+        }
+        if (threads < 1) {
+            throw new ParameterException(spec.commandLine(), "--threads must be at least 1, was " + threads);
+        }
+        if (!(dropAckRate >= 0 && dropAckRate <= 1)) {
+            throw new ParameterException(spec.commandLine(), "--drop-ack-rate must be from 0 to 1, was " + dropAckRate);
+        }
+        if (token != null && token.isBlank()) {
+            throw new ParameterException(spec.commandLine(), "--token must not be blank");
+        }
+        InetAddress address;
         try {
-            return new ReceiverSettings(InetAddress.getByName(bind), port, Optional.ofNullable(token),
-                    AckFault.random(dropAckRate, seed), threads);
-        } catch (IllegalArgumentException | UnknownHostException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+            address = InetAddress.getByName(bind);
+        } catch (UnknownHostException e) {
+            throw new ParameterException(spec.commandLine(), "--bind " + bind + " is not an address or a host name"
+                    + " that resolves; give an address of this machine, such as 127.0.0.1");
+        }
+        try {
+            return new ReceiverSettings(address, port, Optional.ofNullable(token), AckFault.random(dropAckRate, seed),
+                    threads);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--bind " + bind + ": " + e.getMessage());
         }
     }
 }

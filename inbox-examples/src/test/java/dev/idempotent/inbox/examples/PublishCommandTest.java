@@ -158,6 +158,20 @@ class PublishCommandTest {
     }
 
     @Test
+    void settingMistakesNameTheOptionNotTheField() {
+        String outbox = dir.resolve("outbox.db").toString();
+        String[][] cases = {{"--window", "0"}, {"--max-attempts", "0"}, {"--timeout-ms", "0"}, {"--backoff-ms", "-1"},
+                {"--max-backoff-ms", "-1"}, {"--max-resend-age", "PT0S"}};
+        for (String[] mistake : cases) {
+            CommandRun.of("publish", "--outbox", outbox, "--to", NOWHERE, mistake[0], mistake[1])
+                    .assertRefused(2, "publish", mistake[0] + " must be");
+        }
+        CommandRun.of("publish", "--outbox", outbox, "--to", NOWHERE, "--backoff-ms", "10", "--max-backoff-ms", "5")
+                .assertRefused(2, "publish", "--backoff-ms must be");
+        assertFalse(Files.exists(dir.resolve("outbox.db")));
+    }
+
+    @Test
     void maxResendAgeTakesTheShortForm() {
         CommandRun run = CommandRun.of("publish", "--outbox", dir.resolve("outbox.db").toString(), "--to", NOWHERE,
                 "--max-resend-age", "12h");

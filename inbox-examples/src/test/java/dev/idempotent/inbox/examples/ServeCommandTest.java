@@ -251,6 +251,20 @@ class ServeCommandTest {
     }
 
     @Test
+    void settingMistakesNameTheOptionNotTheField() {
+        String db = dir.resolve("warehouse.db").toString();
+        String[][] cases = {{"--threads", "0"}, {"--drop-ack-rate", "2"}, {"--port", "70000"}, {"--bind", "nosuch.invalid"},
+                {"--token", " "}};
+        for (String[] mistake : cases) {
+            CommandRun.of("serve", "--db", db, mistake[0], mistake[1]).assertRefused(2, "serve", mistake[0] + " ");
+        }
+        CommandRun run = CommandRun.of("serve", "--db", db, "--retention", "PT1M", "--port", "0")
+                .assertRefused(2, "serve", "--retention");
+        assertTrue(run.err().contains("clockSkewMargin (PT10M)"), run.err());
+        assertFalse(Files.exists(dir.resolve("warehouse.db")));
+    }
+
+    @Test
     void defaultPortIsTheOneTheReceiverUrlExamplesName() {
         CommandRun help = CommandRun.of("serve", "--help");
         assertTrue(help.out().replaceAll("\\s+", " ").contains("The port (default 8080)"), help.out());
