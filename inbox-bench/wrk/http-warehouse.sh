@@ -14,7 +14,7 @@ threads=${1:-8}
 dir=${2:-$(mktemp -d)}
 log="$dir/serve.log"
 
-java -jar "$root/inbox-examples/target/inbox-examples.jar" serve --db "$dir/warehouse.db" --threads "$threads" \
+java -jar "$root/inbox-examples/target/inbox-examples.jar" serve --db "$dir/warehouse.db" --port 0 --threads "$threads" \
     > "$log" 2>&1 &
 serve=$!
 trap 'kill $serve 2>/dev/null || true' EXIT
