@@ -104,7 +104,7 @@ public final class PostgresInbox extends JdbiInbox {
      * Effects may run on another caller's thread. It pays when many callers write the same business
      * rows (each parallel transaction would wait for the previous one's commit on the row lock) or
      * when commits, not statements, bound the rate. It costs parallelism: one process's calls run
-     * one after another, so slow effects or a slow network hold everyone up. {@code BENCHMARKS.md}
+     * one after another, so slow effects or a slow network hold everyone up. {@code docs/performance.md}
      * in the project has measurements. Several processes, each with its own group-committing inbox,
      * still run in parallel against one database, with the same guarantees.
      *

@@ -18,13 +18,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's "On MariaDB" snippet compiles against this build and runs against the test server,
- * with the snippet's host and database replaced by the fixture's.
+ * The MariaDB snippet of docs/databases.md ({@code <!-- snippet-mariadb: builder -->}) compiles
+ * against this build and runs against the test server, with the snippet's host and database
+ * replaced by the fixture's.
  */
-class MariaDbReadmeSnippetTest {
+class MariaDbDocSnippetTest {
 
     private static final Pattern SNIPPET = Pattern.compile(
-            "On MariaDB the same holds.*?```java\\n(.*?)```", Pattern.DOTALL);
+            "<!-- snippet-mariadb: builder -->\\n```java\\n(.*?)```", Pattern.DOTALL);
 
     private final MariaDbFixture fixture = new MariaDbFixture();
 
@@ -38,9 +39,9 @@ class MariaDbReadmeSnippetTest {
 
     @Test
     void onMariaDbSnippetCompilesAndBuildsAnInbox() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
-        Matcher snippet = SNIPPET.matcher(readme);
-        assertTrue(snippet.find(), "README.md has the On MariaDB snippet");
+        String page = Files.readString(Path.of("..", "docs", "databases.md"), StandardCharsets.UTF_8);
+        Matcher snippet = SNIPPET.matcher(page);
+        assertTrue(snippet.find(), "docs/databases.md marks the MariaDB snippet");
         String body = snippet.group(1).replace("db:3306/shop",
                 MariaDbFixture.HOST + ":" + MariaDbFixture.PORT + "/" + fixture.database());
         Path source = classes.resolve("OnMariaDb.java");

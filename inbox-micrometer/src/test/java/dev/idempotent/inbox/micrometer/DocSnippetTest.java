@@ -27,8 +27,8 @@ import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The README's Micrometer snippet compiles against this build, and the inbox it opens is measured. */
-class ReadmeSnippetTest {
+/** The Micrometer snippet of docs/observability.md compiles against this build, and the inbox it opens is measured. */
+class DocSnippetTest {
 
     private static final Pattern SNIPPET =
             Pattern.compile("<!-- snippet-micrometer: metered-inbox -->\\s*```java\\n(.*?)```", Pattern.DOTALL);
@@ -38,9 +38,9 @@ class ReadmeSnippetTest {
 
     @Test
     void theMetricsSnippetCompilesAndMeasuresItsInbox() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
-        Matcher snippet = SNIPPET.matcher(readme);
-        assertTrue(snippet.find(), "README.md marks the snippet metered-inbox");
+        String page = Files.readString(Path.of("..", "docs", "observability.md"), StandardCharsets.UTF_8);
+        Matcher snippet = SNIPPET.matcher(page);
+        assertTrue(snippet.find(), "docs/observability.md marks the snippet metered-inbox");
         Path source = directory.resolve("MeteredInbox.java");
         Files.writeString(source, snippet.group(1));
         Path classes = Files.createDirectories(directory.resolve("classes"));

@@ -19,59 +19,43 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's "From RabbitMQ" consumer compiles against this build and runs against the test
- * broker, with the snippet's queue and file replaced by the test's own: a message published
- * before it starts is applied and acked by the time it closes.
+ * The snippets of docs/rabbitmq.md: the consumer compiles against this build and runs against the
+ * test broker, with the snippet's queue and file replaced by the test's own (a message published
+ * before it starts is applied and acked by the time it closes); the Spring AMQP listener compiles
+ * as it stands, its imports included.
  */
-class RabbitReadmeSnippetTest {
+class RabbitDocSnippetTest {
 
     private static final Pattern SNIPPET = Pattern.compile(
-            "## From RabbitMQ.*?```java\\n(.*?)```", Pattern.DOTALL);
+            "<!-- snippet-rabbitmq: consumer -->\\n```java\\n(.*?)```", Pattern.DOTALL);
 
     private static final Pattern SPRING_SNIPPET = Pattern.compile(
-            "With Spring AMQP's listener container.*?```java\\n(.*?)```", Pattern.DOTALL);
+            "<!-- snippet-rabbitmq: spring-listener -->\\n```java\\n(.*?)```", Pattern.DOTALL);
 
     @TempDir
     Path dir;
 
     @Test
     void springAmqpListenerSnippetCompiles() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
-        Matcher snippet = SPRING_SNIPPET.matcher(readme);
-        assertTrue(snippet.find(), "README.md has the Spring AMQP listener snippet");
+        Matcher snippet = SPRING_SNIPPET.matcher(page());
+        assertTrue(snippet.find(), "docs/rabbitmq.md marks the Spring AMQP listener");
+        assertTrue(snippet.group(1).contains("private final Inbox<Handle> inbox;"), "the listener says which inbox it calls");
         Path source = dir.resolve("ReceiptListener.java");
-        Files.writeString(source, """
-                import dev.idempotent.inbox.Content;
-                import dev.idempotent.inbox.FailureKind;
-                import dev.idempotent.inbox.Inbox;
-                import dev.idempotent.inbox.Outcome;
-                import java.nio.charset.StandardCharsets;
-                import org.jdbi.v3.core.Handle;
-                import org.springframework.amqp.AmqpRejectAndDontRequeueException;
-                import org.springframework.amqp.core.Message;
-                import org.springframework.amqp.rabbit.annotation.RabbitListener;
-
-                public class ReceiptListener {
-                    private final Inbox<Handle> inbox;
-
-                    public ReceiptListener(Inbox<Handle> inbox) {
-                        this.inbox = inbox;
-                    }
-
-                %s
-                }
-                """.formatted(snippet.group(1)));
+        Files.writeString(source, snippet.group(1));
         ByteArrayOutputStream diagnostics = new ByteArrayOutputStream();
         int compiled = ToolProvider.getSystemJavaCompiler().run(null, diagnostics, diagnostics,
                 "-classpath", System.getProperty("java.class.path"), "-d", dir.toString(), source.toString());
         assertEquals(0, compiled, () -> "the snippet compiles:\n" + diagnostics.toString(StandardCharsets.UTF_8));
     }
 
+    private static String page() throws java.io.IOException {
+        return Files.readString(Path.of("..", "docs", "rabbitmq.md"), StandardCharsets.UTF_8);
+    }
+
     @Test
     void fromRabbitMqSnippetCompilesAndConsumes() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
-        Matcher snippet = SNIPPET.matcher(readme);
-        assertTrue(snippet.find(), "README.md has the From RabbitMQ snippet");
+        Matcher snippet = SNIPPET.matcher(page());
+        assertTrue(snippet.find(), "docs/rabbitmq.md marks the consumer snippet");
         Path db = dir.resolve("stock.db");
         try (RabbitFixture rabbit = new RabbitFixture(false)) {
             Jdbi.create("jdbc:sqlite:" + db).useHandle(handle -> {
