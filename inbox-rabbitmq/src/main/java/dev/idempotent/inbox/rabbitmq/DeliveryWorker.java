@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.rabbitmq;
 
 import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Consumer;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.ShutdownSignalException;
 import java.io.IOException;
@@ -27,6 +28,10 @@ import org.slf4j.LoggerFactory;
  * so deliveries of an earlier generation are dropped unapplied, and a batch whose channel was lost
  * while it ran is not settled at all: its committed deliveries come back as duplicates and are
  * acked then.
+ *
+ * <p>It stops of its own accord in two cases, and then tells the {@link ConsumerStopListener}
+ * after its channel is closed: an {@link Error} from an effect or the decoder, and a cancel from
+ * the broker after which the queue did not come back within the resubscribe window.
  */
 final class DeliveryWorker implements Runnable {
 
@@ -34,6 +39,8 @@ final class DeliveryWorker implements Runnable {
 
     /** How often an idle worker looks whether it is asked to stop. */
     private static final long IDLE_POLL_MILLIS = 100;
+    /** How often a cancelled worker looks whether its queue is back. */
+    private static final long RESUBSCRIBE_POLL_MILLIS = 200;
 
     private record Pending(Delivery delivery, long generation) {
         long tag() {
@@ -42,25 +49,51 @@ final class DeliveryWorker implements Runnable {
     }
 
     private final Channel channel;
+    private final String queue;
     private final BatchApplier<?, ?> applier;
     private final int batchSize;
     private final Duration batchLinger;
     private final Duration retryBackoff;
+    private final Duration resubscribeWithin;
+    private final ConsumerStopListener stopListener;
     private final BlockingQueue<Pending> arrived = new LinkedBlockingQueue<>();
     private final AtomicLong generation = new AtomicLong();
     private final CountDownLatch stopRequested = new CountDownLatch(1);
     private volatile String consumerTag;
+    private volatile Consumer brokerConsumer;
+    private volatile boolean cancelledByBroker;
+    private volatile boolean stopped;
+    private volatile RabbitInboxConsumer owner;
+    private Throwable stopCause;
     final LongAdder acked = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
     final LongAdder requeued = new LongAdder();
 
-    DeliveryWorker(Channel channel, BatchApplier<?, ?> applier, int batchSize, Duration batchLinger,
-            Duration retryBackoff) {
+    DeliveryWorker(Channel channel, String queue, BatchApplier<?, ?> applier, int batchSize, Duration batchLinger,
+            Duration retryBackoff, Duration resubscribeWithin, ConsumerStopListener stopListener) {
         this.channel = channel;
+        this.queue = queue;
         this.applier = applier;
         this.batchSize = batchSize;
         this.batchLinger = batchLinger;
         this.retryBackoff = retryBackoff;
+        this.resubscribeWithin = resubscribeWithin;
+        this.stopListener = stopListener;
+    }
+
+    /** On the connection's dispatch thread: the broker cancelled the subscription (basic.cancel). */
+    void cancelled() {
+        cancelledByBroker = true;
+    }
+
+    /** {@return the tag of the current subscription} */
+    String consumerTag() {
+        return consumerTag;
+    }
+
+    /** {@return whether the worker has stopped, or is stopping} */
+    boolean stopped() {
+        return stopped;
     }
 
     /** On the connection's dispatch thread: a delivery arrived. */
@@ -76,8 +109,10 @@ final class DeliveryWorker implements Runnable {
         }
     }
 
-    void consuming(String consumerTag) {
+    void consuming(String consumerTag, Consumer brokerConsumer, RabbitInboxConsumer owner) {
         this.consumerTag = consumerTag;
+        this.brokerConsumer = brokerConsumer;
+        this.owner = owner;
     }
 
     void requestStop() {
@@ -88,6 +123,11 @@ final class DeliveryWorker implements Runnable {
     public void run() {
         try {
             while (stopRequested.getCount() > 0) {
+                // Deliveries taken before the cancel are still the channel's to settle: first them.
+                if (cancelledByBroker && arrived.isEmpty()) {
+                    resubscribe();
+                    continue;
+                }
                 List<Pending> batch = nextBatch();
                 if (!batch.isEmpty()) {
                     process(batch);
@@ -95,8 +135,85 @@ final class DeliveryWorker implements Runnable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException | Error e) {
+            // A defect of this class; the consumer must not look alive without its thread.
+            log.error("the consumer of queue {} failed and stops", queue, e);
+            stopCause = e;
         } finally {
+            stopped = true;
             stopConsuming();
+            if (stopCause != null) {
+                tellStopped(stopCause);
+            }
+        }
+    }
+
+    private void stopOwnAccord(Throwable cause) {
+        stopCause = cause;
+        stopRequested.countDown();
+    }
+
+    private void tellStopped(Throwable cause) {
+        try {
+            stopListener.stopped(owner, cause);
+        } catch (RuntimeException e) {
+            log.warn("the stop listener of the consumer of queue {} threw", queue, e);
+        }
+    }
+
+    /**
+     * After the broker cancelled the subscription (the queue was deleted, or a mirrored queue failed
+     * over): consumes again on the same channel once the queue exists, looking every 200 ms; if it
+     * does not within the resubscribe window, stops of its own accord.
+     */
+    private void resubscribe() throws InterruptedException {
+        log.warn("the broker cancelled the consumer of queue {} (the queue was deleted or moved); consuming again"
+                + " if it is back within {}", queue, resubscribeWithin);
+        long deadline = System.nanoTime() + resubscribeWithin.toNanos();
+        while (stopRequested.getCount() > 0) {
+            if (queueExists()) {
+                // Cleared first, so that a cancel of the new subscription is not lost.
+                cancelledByBroker = false;
+                try {
+                    consumerTag = channel.basicConsume(queue, false, brokerConsumer);
+                    log.info("consuming queue {} again", queue);
+                } catch (IOException | ShutdownSignalException e) {
+                    // Gone again between the look and the consume: the broker closed the channel.
+                    stopOwnAccord(new java.io.IOException("the broker cancelled the consumer of queue " + queue
+                            + " and consuming it again failed", e));
+                }
+                return;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                stopOwnAccord(new java.io.IOException("the broker cancelled the consumer of queue " + queue
+                        + " (the queue was deleted or moved) and the queue did not come back within "
+                        + resubscribeWithin));
+                return;
+            }
+            stopRequested.await(RESUBSCRIBE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Asks on a channel of its own, as a passive declare of a missing queue closes its channel. */
+    private boolean queueExists() {
+        Channel probe = null;
+        try {
+            probe = channel.getConnection().createChannel();
+            if (probe == null) {
+                return false;
+            }
+            probe.queueDeclarePassive(queue);
+            return true;
+        } catch (IOException | ShutdownSignalException e) {
+            return false;
+        } finally {
+            if (probe != null && probe.isOpen()) {
+                try {
+                    probe.close();
+                } catch (IOException | java.util.concurrent.TimeoutException | ShutdownSignalException e) {
+                    log.debug("closing the probe channel failed: {}", e.toString());
+                }
+            }
         }
     }
 
@@ -149,6 +266,11 @@ final class DeliveryWorker implements Runnable {
             for (int i = 0; i < batch.size(); i++) {
                 verdicts.add(Verdict.REQUEUE);
             }
+        }
+        Error fatal = applier.fatal();
+        if (fatal != null) {
+            // Asked before settling, so that the requeues of the rest do not wait out the backoff.
+            stopOwnAccord(fatal);
         }
         try {
             settle(batch, verdicts, batchGeneration);

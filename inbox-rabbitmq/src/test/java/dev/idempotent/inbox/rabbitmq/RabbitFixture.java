@@ -37,6 +37,8 @@ final class RabbitFixture implements AutoCloseable {
     final Connection connection;
     private final Connection admin;
     private final Channel channel;
+    private final boolean quorum;
+    private final Map<String, Object> arguments = new HashMap<>();
 
     RabbitFixture(boolean quorum) throws IOException, TimeoutException {
         String suffix = UUID.randomUUID().toString().substring(0, 8);
@@ -50,14 +52,24 @@ final class RabbitFixture implements AutoCloseable {
         channel.exchangeDeclare(deadLetterExchange, "fanout", false, false, null);
         channel.queueDeclare(deadLetterQueue, false, false, false, null);
         channel.queueBind(deadLetterQueue, deadLetterExchange, "");
-        Map<String, Object> arguments = new HashMap<>();
+        this.quorum = quorum;
         arguments.put("x-dead-letter-exchange", deadLetterExchange);
         if (quorum) {
             arguments.put("x-queue-type", "quorum");
         }
+        declareQueue();
+        connection = factory.newConnection(connectionName);
+    }
+
+    /** Declares the test's queue, as the constructor did; again after {@link #deleteQueue}. */
+    void declareQueue() throws IOException {
         // Quorum queues are always durable.
         channel.queueDeclare(queue, quorum, false, false, arguments);
-        connection = factory.newConnection(connectionName);
+    }
+
+    /** Deletes the test's queue, as an operator would; the broker cancels its consumers. */
+    void deleteQueue() throws IOException {
+        channel.queueDelete(queue);
     }
 
     static ConnectionFactory factory() {

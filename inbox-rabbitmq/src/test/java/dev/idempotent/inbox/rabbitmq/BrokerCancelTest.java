@@ -1,0 +1,84 @@
+package dev.idempotent.inbox.rabbitmq;
+
+import static dev.idempotent.inbox.rabbitmq.RabbitFixture.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.sqlite.SqliteInbox;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The broker cancels a consumer when its queue is deleted (or a mirrored queue fails over). The
+ * consumer consumes again once the queue is back; if it does not come back in time, the consumer
+ * stops, says so to its listener, and {@link RabbitInboxConsumer#isOpen} answers false.
+ */
+class BrokerCancelTest {
+
+    @TempDir
+    Path dir;
+
+    private RabbitFixture rabbit;
+    private SqliteInbox inbox;
+    private RabbitInboxConsumer consumer;
+
+    @AfterEach
+    void close() throws Exception {
+        if (consumer != null) {
+            consumer.close();
+        }
+        if (inbox != null) {
+            inbox.close();
+        }
+        if (rabbit != null) {
+            rabbit.close();
+        }
+    }
+
+    @Test
+    void aConsumerWhoseQueueIsDeletedAndDeclaredAgainConsumesAgain() throws Exception {
+        rabbit = new RabbitFixture(false);
+        Warehouse warehouse = new Warehouse(dir.resolve("stock.db"));
+        inbox = warehouse.inbox();
+        consumer = RabbitInboxConsumer.builder(inbox, rabbit.queue, Warehouse.QUANTITY, Warehouse.ADD)
+                .start(rabbit.connection);
+        rabbit.publish("snack-1", "1");
+        await("the first applied", () -> consumer.stats().acked() == 1);
+        String firstTag = consumer.consumerTag();
+
+        rabbit.deleteQueue();
+        rabbit.declareQueue();
+        rabbit.publish("snack-2", "2");
+        await("the second applied on the declared queue", () -> consumer.stats().acked() == 2);
+
+        assertTrue(consumer.isOpen());
+        assertEquals(3, warehouse.total());
+        assertFalse(firstTag.equals(consumer.consumerTag()), "a new subscription");
+    }
+
+    @Test
+    void aConsumerWhoseQueueDoesNotComeBackStopsAndSaysSo() throws Exception {
+        rabbit = new RabbitFixture(false);
+        Warehouse warehouse = new Warehouse(dir.resolve("stock.db"));
+        inbox = warehouse.inbox();
+        CompletableFuture<Throwable> stopped = new CompletableFuture<>();
+        consumer = RabbitInboxConsumer.builder(inbox, rabbit.queue, Warehouse.QUANTITY, Warehouse.ADD)
+                .resubscribeWithin(Duration.ofMillis(500)).stopListener((c, cause) -> stopped.complete(cause))
+                .start(rabbit.connection);
+
+        rabbit.deleteQueue();
+        await("the consumer no longer open", () -> !consumer.isOpen());
+
+        Throwable cause = stopped.get(10, TimeUnit.SECONDS);
+        assertInstanceOf(IOException.class, cause);
+        assertTrue(cause.getMessage().contains(rabbit.queue), cause.getMessage());
+    }
+}
