@@ -53,7 +53,7 @@ public enum FailureKind {
      * Classifies {@code failure} by the first inbox exception in its cause chain (a listener
      * container may have wrapped it). Without one, a {@link SQLException} in the chain whose
      * SQLState is of class {@code 40} (serialization failure, deadlock) or {@code 08} (connection),
-     * a lock timeout (PostgreSQL's SQLState {@code 55P03}, MariaDB's and MySQL's error 1205), or a
+     * a connection the server ended (PostgreSQL's {@code 57P01} to {@code 57P03}), a lock timeout (PostgreSQL's SQLState {@code 55P03}, MariaDB's and MySQL's error 1205), or a
      * {@link SQLTransientException} or {@link SQLRecoverableException}, is {@link #RETRYABLE}, as
      * when an effect's own statement lost a deadlock or waited out the lock timeout the inbox set
      * for its transaction; anything else is {@link #EFFECT}. The exception is only read, never
@@ -115,6 +115,9 @@ public enum FailureKind {
 
     // PostgreSQL's lock_not_available: lock_timeout expired, or a NOWAIT lock was taken.
     private static final String POSTGRES_LOCK_NOT_AVAILABLE = "55P03";
+    // PostgreSQL's admin_shutdown, crash_shutdown, cannot_connect_now: the server ended this
+    // connection (pg_terminate_backend, a shutdown, a failover) or is starting.
+    private static final Set<String> POSTGRES_SERVER_GOING = Set.of("57P01", "57P02", "57P03");
     // MariaDB's and MySQL's ER_LOCK_WAIT_TIMEOUT (innodb_lock_wait_timeout), sent with SQLState HY000.
     private static final int MARIADB_LOCK_WAIT_TIMEOUT = 1205;
     private static final String GENERAL_ERROR = "HY000";
@@ -129,6 +132,7 @@ public enum FailureKind {
             // waited it out failed for the inbox's reason, not the effect's: a later try may get
             // the lock. The vendor's code is read with the state, never the message.
             return state.startsWith("40") || state.startsWith("08") || state.equals(POSTGRES_LOCK_NOT_AVAILABLE)
+                    || POSTGRES_SERVER_GOING.contains(state)
                     || sql.getErrorCode() == MARIADB_LOCK_WAIT_TIMEOUT && state.equals(GENERAL_ERROR);
         }
         return false;

@@ -68,6 +68,16 @@ class FailureKindTest {
     }
 
     @Test
+    void aConnectionTheServerEndedIsRetryable() {
+        // pg_terminate_backend, a shutdown or a failover while the effect's statement ran.
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new RuntimeException(
+                new SQLException("terminating connection due to administrator command", "57P01"))));
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new SQLException("crash", "57P02")));
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new SQLException("starting up", "57P03")));
+        assertEquals(FailureKind.EFFECT, FailureKind.of(new SQLException("canceled by the user", "57014")));
+    }
+
+    @Test
     void aCauseChainThatLoopsEnds() {
         RuntimeException a = new RuntimeException("a");
         RuntimeException b = new RuntimeException("b", a);

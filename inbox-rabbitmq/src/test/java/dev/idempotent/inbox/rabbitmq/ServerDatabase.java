@@ -70,6 +70,11 @@ final class ServerDatabase implements AutoCloseable {
                 + "/" + database + "?connectTimeout=10000";
     }
 
+    /** Runs {@code sql} on a connection of its own, outside this schema or database. */
+    void admin(String sql) {
+        admin.useHandle(h -> h.execute(sql));
+    }
+
     /** An inbox named {@code warehouse} over this database, with {@code busyTimeout}. */
     Inbox<Handle> inbox(Duration busyTimeout) {
         return kind == Kind.POSTGRES
