@@ -80,7 +80,12 @@ final class BatchApplier<H, T> {
                 continue;
             }
             if (decoded == null) {
-                throw new NullPointerException("the content decoder returned null for id " + id);
+                // A defect of the decoder, but one it will repeat for this body on every redelivery:
+                // requeued, it would hold its batch-mates in a loop with it.
+                log.error("the content decoder answered null for delivery {} of id {}; rejected without requeue",
+                        tag(delivery), id);
+                verdicts[i] = Verdict.DEAD_LETTER;
+                continue;
             }
             Message message = new Message(id, decoded.content(), decoded.originTime().orElse(null));
             positions.add(i);
