@@ -86,11 +86,6 @@ final class DeliveryWorker implements Runnable {
         cancelledByBroker = true;
     }
 
-    /** {@return the tag of the current subscription} */
-    String consumerTag() {
-        return consumerTag;
-    }
-
     /** {@return whether the worker has stopped, or is stopping} */
     boolean stopped() {
         return stopped;
@@ -175,7 +170,9 @@ final class DeliveryWorker implements Runnable {
                 // Cleared first, so that a cancel of the new subscription is not lost.
                 cancelledByBroker = false;
                 try {
-                    consumerTag = channel.basicConsume(queue, false, brokerConsumer);
+                    // Under the cancelled subscription's tag: the connection's recovery records
+                    // subscriptions by tag, and would otherwise restore the cancelled one as well.
+                    channel.basicConsume(queue, false, consumerTag, brokerConsumer);
                     log.info("consuming queue {} again", queue);
                 } catch (IOException | ShutdownSignalException e) {
                     // Gone again between the look and the consume: the broker closed the channel.

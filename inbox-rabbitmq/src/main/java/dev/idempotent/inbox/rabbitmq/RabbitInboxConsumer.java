@@ -129,10 +129,9 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         return queue;
     }
 
-    /** {@return the consumer tag the broker knows this consumer by}; a new one after a resubscribe */
+    /** {@return the consumer tag the broker knows this consumer by}; kept when it resubscribes */
     public String consumerTag() {
-        String current = worker.consumerTag();
-        return current != null ? current : consumerTag;
+        return consumerTag;
     }
 
     /** {@return what this consumer did since it started}; cheap, never blocks */

@@ -2,7 +2,6 @@ package dev.idempotent.inbox.rabbitmq;
 
 import static dev.idempotent.inbox.rabbitmq.RabbitFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -61,7 +60,37 @@ class BrokerCancelTest {
 
         assertTrue(consumer.isOpen());
         assertEquals(3, warehouse.total());
-        assertFalse(firstTag.equals(consumer.consumerTag()), "a new subscription");
+        assertEquals(firstTag, consumer.consumerTag(), "consuming again under its tag");
+    }
+
+    @Test
+    void aResubscribedConsumerRecoversFromALostConnectionOnce() throws Exception {
+        rabbit = new RabbitFixture(false);
+        Warehouse warehouse = new Warehouse(dir.resolve("stock.db"));
+        inbox = warehouse.inbox();
+        consumer = RabbitInboxConsumer.builder(inbox, rabbit.queue, Warehouse.QUANTITY, Warehouse.ADD)
+                .start(rabbit.connection);
+        rabbit.deleteQueue();
+        rabbit.declareQueue();
+        rabbit.publish("snack-1", "1");
+        await("applied after the resubscribe", () -> consumer.stats().acked() == 1);
+
+        rabbit.closeConnectionFromServer();
+        await("the client saw the connection close", () -> !rabbit.connection.isOpen());
+        await("the connection recovered", () -> rabbit.connection.isOpen());
+        rabbit.publish("snack-2", "2");
+        await("applied after the recovery", () -> consumer.stats().acked() == 2);
+
+        assertTrue(consumer.isOpen());
+        assertEquals(3, warehouse.total());
+        assertEquals(1, consumerCount(), "one subscription on the queue, not one per tag it ever had");
+    }
+
+    private int consumerCount() throws Exception {
+        try (com.rabbitmq.client.Connection probe = RabbitFixture.factory().newConnection();
+                com.rabbitmq.client.Channel channel = probe.createChannel()) {
+            return channel.queueDeclarePassive(rabbit.queue).getConsumerCount();
+        }
     }
 
     @Test
