@@ -57,6 +57,38 @@ class DatabaseOutageTest {
                 id -> "KILL CONNECTION " + id);
     }
 
+    /**
+     * The database refuses connections (its pool is stopped, or the server is unreachable) for longer
+     * than the attempt limit, on a quorum queue whose {@code x-delivery-count} counts each of those
+     * returns; then the effect fails once. It is retried, and applied.
+     */
+    @Test
+    void refusedConnectionsOnAQuorumQueueDoNotUseUpTheEffectsAttempts() throws Exception {
+        rabbit = new RabbitFixture(true);
+        database = new ServerDatabase(ServerDatabase.Kind.POSTGRES);
+        database.jdbi.useHandle(h -> h.execute("CREATE TABLE receipt (id VARCHAR(64) PRIMARY KEY)"));
+        AtomicBoolean refused = new AtomicBoolean(false);
+        inbox = database.inbox(Duration.ofSeconds(5), refused);
+        refused.set(true);
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        DeliveryEffect<Handle, byte[]> effect = (tx, id, body) -> {
+            if (failedOnce.compareAndSet(false, true)) {
+                throw new IllegalStateException("the effect's first attempt fails");
+            }
+            tx.execute("INSERT INTO receipt (id) VALUES (?)", id);
+        };
+        consumer = RabbitInboxConsumer.builder(inbox, rabbit.queue, ContentDecoder.bytes(), effect)
+                .maxEffectAttempts(2).retryBackoff(Duration.ofMillis(20)).start(rabbit.connection);
+        rabbit.publish("receipt-1", "1");
+        await("five requeues while connections are refused", () -> consumer.stats().requeued() >= 5);
+        refused.set(false);
+        await("applied, or dead-lettered", () -> consumer.stats().acked() + consumer.stats().deadLettered() == 1);
+        consumer.close();
+
+        assertEquals(List.of(), rabbit.takeDeadLetters(), "the effect failed once, of two attempts allowed");
+        assertEquals(1, consumer.stats().applied());
+    }
+
     private void outage(ServerDatabase.Kind kind, String ownId, String wait,
             java.util.function.LongFunction<String> end) throws Exception {
         rabbit = new RabbitFixture(false);

@@ -3,6 +3,7 @@ package dev.idempotent.inbox.rabbitmq;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.mariadb.MariaDbInbox;
 import dev.idempotent.inbox.postgres.PostgresInbox;
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -73,6 +74,24 @@ final class ServerDatabase implements AutoCloseable {
     /** Runs {@code sql} on a connection of its own, outside this schema or database. */
     void admin(String sql) {
         admin.useHandle(h -> h.execute(sql));
+    }
+
+    /**
+     * An inbox named {@code warehouse} over this PostgreSQL schema whose connections, while
+     * {@code refused} holds, go to a port nothing listens on: the operating system refuses them, as
+     * for a server that is down.
+     */
+    Inbox<Handle> inbox(Duration busyTimeout, java.util.concurrent.atomic.AtomicBoolean refused) throws IOException {
+        PGSimpleDataSource up = postgres("-c search_path=" + name);
+        PGSimpleDataSource down = postgres("-c search_path=" + name);
+        int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        down.setPortNumbers(new int[] {closedPort});
+        down.setConnectTimeout(1);
+        Jdbi switching = Jdbi.create(() -> refused.get() ? down.getConnection() : up.getConnection());
+        return PostgresInbox.builder(switching).name("warehouse").busyTimeout(busyTimeout).build();
     }
 
     /** An inbox named {@code warehouse} over this database, with {@code busyTimeout}. */
