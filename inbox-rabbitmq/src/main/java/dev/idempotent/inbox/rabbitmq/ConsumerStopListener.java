@@ -17,6 +17,10 @@ import dev.idempotent.inbox.Beta;
  *   <li>the broker cancelled the consumer (the queue was deleted, or moved to another node) and
  *       the queue did not come back within {@link RabbitInboxConsumer.Builder#resubscribeWithin}.
  *       {@code cause} is an {@link java.io.IOException} that says so.</li>
+ *   <li>the broker closed the consumer's channel with a channel error, as it does for a delivery
+ *       left unacked past its {@code consumer_timeout}; the client recovers lost connections, not
+ *       channels closed this way. {@code cause} is the client's
+ *       {@link com.rabbitmq.client.ShutdownSignalException}, whose reason the broker gave.</li>
  *   <li>the consumer's own thread failed. {@code cause} is what it threw.</li>
  * </ul>
  *

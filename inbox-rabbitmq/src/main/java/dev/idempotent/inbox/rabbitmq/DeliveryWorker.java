@@ -29,9 +29,10 @@ import org.slf4j.LoggerFactory;
  * while it ran is not settled at all: its committed deliveries come back as duplicates and are
  * acked then.
  *
- * <p>It stops of its own accord in two cases, and then tells the {@link ConsumerStopListener}
- * after its channel is closed: an {@link Error} from an effect or the decoder, and a cancel from
- * the broker after which the queue did not come back within the resubscribe window.
+ * <p>It stops of its own accord, and then tells the {@link ConsumerStopListener} after its channel
+ * is closed, for: an {@link Error} from an effect or the decoder; a cancel from the broker after
+ * which the queue did not come back within the resubscribe window; and a channel the broker closed
+ * with a channel error, which the client does not recover.
  */
 final class DeliveryWorker implements Runnable {
 
@@ -62,6 +63,7 @@ final class DeliveryWorker implements Runnable {
     private volatile String consumerTag;
     private volatile Consumer brokerConsumer;
     private volatile boolean cancelledByBroker;
+    private volatile ShutdownSignalException closedByBroker;
     private volatile boolean stopped;
     private volatile RabbitInboxConsumer owner;
     private Throwable stopCause;
@@ -99,6 +101,11 @@ final class DeliveryWorker implements Runnable {
     /** On the connection's dispatch thread: the channel is gone, and with it every unacked delivery. */
     void channelLost(ShutdownSignalException signal) {
         generation.incrementAndGet();
+        if (!signal.isHardError() && !signal.isInitiatedByApplication()) {
+            // The broker closed this channel alone (a delivery unacked past its consumer_timeout,
+            // say). The client recovers lost connections, not channels closed this way.
+            closedByBroker = signal;
+        }
         if (stopRequested.getCount() > 0) {
             log.info("channel lost ({}); its unacked deliveries return to the queue", signal.getMessage());
         }
@@ -118,6 +125,13 @@ final class DeliveryWorker implements Runnable {
     public void run() {
         try {
             while (stopRequested.getCount() > 0) {
+                ShutdownSignalException closed = closedByBroker;
+                if (closed != null) {
+                    log.error("the broker closed the channel of the consumer of queue {} ({}); the consumer stops", queue,
+                            closed.getMessage());
+                    stopOwnAccord(closed);
+                    break;
+                }
                 // Deliveries taken before the cancel are still the channel's to settle: first them.
                 if (cancelledByBroker && arrived.isEmpty()) {
                     resubscribe();

@@ -60,6 +60,10 @@ import java.util.Objects;
  *   <tr><td>the broker cancels the consumer (queue deleted or moved)</td><td>deliveries taken
  *       are settled as usual; the consumer consumes again once the queue exists, or stops and tells
  *       its {@link ConsumerStopListener} after {@link Builder#resubscribeWithin}</td><td>-</td></tr>
+ *   <tr><td>the broker closes the channel with a channel error (a delivery unacked past its
+ *       {@code consumer_timeout}), which the client does not recover</td><td>nothing more can be
+ *       sent; the broker requeues every unacked delivery. The consumer stops and tells its
+ *       {@link ConsumerStopListener}</td><td>-</td></tr>
  *   <tr><td>channel or connection lost</td><td>nothing: the broker requeues every unacked
  *       delivery; committed ones come back as duplicates and are acked then</td><td>-</td></tr>
  * </table>

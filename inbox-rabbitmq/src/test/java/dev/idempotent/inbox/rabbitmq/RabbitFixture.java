@@ -126,6 +126,27 @@ final class RabbitFixture implements AutoCloseable {
         rabbitmqctl("close_connection", pid, "closed by the test");
     }
 
+    /**
+     * Makes the broker close the channel that consumes the test's queue with a channel error, as it
+     * does when a delivery stays unacked past its {@code consumer_timeout}: the channel is handed an
+     * ack of a delivery tag it never sent, which it refuses with PRECONDITION_FAILED. The connection
+     * and every other channel stay open.
+     */
+    void failConsumerChannel() throws IOException, InterruptedException {
+        String pid = null;
+        for (String line : rabbitmqctl("list_consumers", "queue_name", "channel_pid")) {
+            String[] fields = line.split("\t");
+            if (fields.length == 2 && fields[0].equals(queue)) {
+                pid = fields[1];
+            }
+        }
+        if (pid == null) {
+            fail("no consumer on " + queue);
+        }
+        rabbitmqctl("eval", "gen_server2:cast(rabbit_misc:string_to_pid(\"" + pid + "\"),"
+                + " {method, {'basic.ack', 999999999, false}, none, noflow}).");
+    }
+
     static List<String> rabbitmqctl(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add("rabbitmqctl");
