@@ -2,6 +2,7 @@ package dev.idempotent.inbox.rabbitmq;
 
 import static dev.idempotent.inbox.rabbitmq.RabbitFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -90,6 +91,31 @@ class BrokerCancelTest {
         try (com.rabbitmq.client.Connection probe = RabbitFixture.factory().newConnection();
                 com.rabbitmq.client.Channel channel = probe.createChannel()) {
             return channel.queueDeclarePassive(rabbit.queue).getConsumerCount();
+        }
+    }
+
+    @Test
+    void closeEndsTheWaitForTheQueueAndIsNotAStopOfItsOwnAccord() throws Exception {
+        rabbit = new RabbitFixture(false);
+        Warehouse warehouse = new Warehouse(dir.resolve("stock.db"));
+        inbox = warehouse.inbox();
+        CompletableFuture<Throwable> stopped = new CompletableFuture<>();
+        consumer = RabbitInboxConsumer.builder(inbox, rabbit.queue, Warehouse.QUANTITY, Warehouse.ADD)
+                .resubscribeWithin(Duration.ofHours(1)).stopListener((c, cause) -> stopped.complete(cause))
+                .start(rabbit.connection);
+        rabbit.deleteQueue();
+        await("the queue is gone", () -> consumerCountOrMinusOne() == -1);
+
+        consumer.close();
+        assertFalse(consumer.isOpen(), "closed at once, not after the hour");
+        assertFalse(stopped.isDone(), "a close is the application's own");
+    }
+
+    private int consumerCountOrMinusOne() {
+        try {
+            return consumerCount();
+        } catch (Exception e) {
+            return -1;
         }
     }
 
