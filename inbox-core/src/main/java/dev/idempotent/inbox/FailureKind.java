@@ -29,8 +29,10 @@ public enum FailureKind {
 
     /**
      * Nothing was applied, or it is unknown whether it was, and the same message may succeed when
-     * tried again: the write lock was busy, the database reported a deadlock or a serialization
-     * failure, the connection was lost, the commit's result never came back, or the disk was full.
+     * tried again: the write lock was busy, a lock was not obtained within the lock timeout the
+     * inbox set for its transaction (in the effect's own statements too), the database reported a
+     * deadlock or a serialization failure, the connection was lost, the commit's result never came
+     * back, or the disk was full.
      */
     RETRYABLE,
 
@@ -51,9 +53,11 @@ public enum FailureKind {
      * Classifies {@code failure} by the first inbox exception in its cause chain (a listener
      * container may have wrapped it). Without one, a {@link SQLException} in the chain whose
      * SQLState is of class {@code 40} (serialization failure, deadlock) or {@code 08} (connection),
-     * or a {@link SQLTransientException} or {@link SQLRecoverableException}, is
-     * {@link #RETRYABLE}, as when an effect's own statement lost a deadlock; anything else is
-     * {@link #EFFECT}.
+     * a connection the server ended (PostgreSQL's {@code 57P01} to {@code 57P03}), a lock timeout (PostgreSQL's SQLState {@code 55P03}, MariaDB's and MySQL's error 1205), or a
+     * {@link SQLTransientException} or {@link SQLRecoverableException}, is {@link #RETRYABLE}, as
+     * when an effect's own statement lost a deadlock or waited out the lock timeout the inbox set
+     * for its transaction; anything else is {@link #EFFECT}. The exception is only read, never
+     * changed or wrapped.
      *
      * @param failure what was thrown; not {@code null}
      * @return its kind, never {@code null}
@@ -109,13 +113,27 @@ public enum FailureKind {
         return false;
     }
 
+    // PostgreSQL's lock_not_available: lock_timeout expired, or a NOWAIT lock was taken.
+    private static final String POSTGRES_LOCK_NOT_AVAILABLE = "55P03";
+    // PostgreSQL's admin_shutdown, crash_shutdown, cannot_connect_now: the server ended this
+    // connection (pg_terminate_backend, a shutdown, a failover) or is starting.
+    private static final Set<String> POSTGRES_SERVER_GOING = Set.of("57P01", "57P02", "57P03");
+    // MariaDB's and MySQL's ER_LOCK_WAIT_TIMEOUT (innodb_lock_wait_timeout), sent with SQLState HY000.
+    private static final int MARIADB_LOCK_WAIT_TIMEOUT = 1205;
+    private static final String GENERAL_ERROR = "HY000";
+
     private static boolean isTransientSql(Throwable t) {
         if (t instanceof SQLTransientException || t instanceof SQLRecoverableException) {
             return true;
         }
         if (t instanceof SQLException sql && sql.getSQLState() != null) {
             String state = sql.getSQLState();
-            return state.startsWith("40") || state.startsWith("08");
+            // The inbox sets the lock timeout of every transaction it runs, so a statement that
+            // waited it out failed for the inbox's reason, not the effect's: a later try may get
+            // the lock. The vendor's code is read with the state, never the message.
+            return state.startsWith("40") || state.startsWith("08") || state.equals(POSTGRES_LOCK_NOT_AVAILABLE)
+                    || POSTGRES_SERVER_GOING.contains(state)
+                    || sql.getErrorCode() == MARIADB_LOCK_WAIT_TIMEOUT && state.equals(GENERAL_ERROR);
         }
         return false;
     }

@@ -53,6 +53,31 @@ class FailureKindTest {
     }
 
     @Test
+    void aLockTimeoutIsRetryableByItsVendorCodeWhereverItIsThrown() {
+        // The inbox sets the lock timeout; the effect's statement waited it out (the servers' own
+        // exceptions are met in inbox-rabbitmq's LockTimeoutTest).
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new RuntimeException(
+                new SQLException("canceling statement due to lock timeout", "55P03"))));
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new RuntimeException(
+                new SQLException("Lock wait timeout exceeded; try restarting transaction", "HY000", 1205))));
+        assertEquals(FailureKind.RETRYABLE, storage(InboxStorageException.Kind.OTHER,
+                new SQLException("lock timeout", "55P03")));
+        // The same number with another state is another vendor's error.
+        assertEquals(FailureKind.EFFECT, FailureKind.of(new SQLException("other", "42000", 1205)));
+        assertEquals(FailureKind.EFFECT, FailureKind.of(new SQLException("duplicate", "23000", 1062)));
+    }
+
+    @Test
+    void aConnectionTheServerEndedIsRetryable() {
+        // pg_terminate_backend, a shutdown or a failover while the effect's statement ran.
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new RuntimeException(
+                new SQLException("terminating connection due to administrator command", "57P01"))));
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new SQLException("crash", "57P02")));
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new SQLException("starting up", "57P03")));
+        assertEquals(FailureKind.EFFECT, FailureKind.of(new SQLException("canceled by the user", "57014")));
+    }
+
+    @Test
     void aCauseChainThatLoopsEnds() {
         RuntimeException a = new RuntimeException("a");
         RuntimeException b = new RuntimeException("b", a);

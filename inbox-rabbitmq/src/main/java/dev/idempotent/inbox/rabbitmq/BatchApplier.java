@@ -37,6 +37,7 @@ final class BatchApplier<H, T> {
     private final EffectAttempts attempts;
     final LongAdder applied = new LongAdder();
     final LongAdder duplicates = new LongAdder();
+    private Error fatal;
 
     BatchApplier(Inbox<H> inbox, MessageIdSource ids, ContentDecoder<T> decoder, DeliveryEffect<H, T> effect,
             int maxEffectAttempts) {
@@ -61,6 +62,12 @@ final class BatchApplier<H, T> {
                 verdicts[i] = Verdict.DEAD_LETTER;
                 continue;
             }
+            if (fatal != null) {
+                // The consumer stops after this batch; the rest go back to the queue untried.
+                attempts.returnedNotCounted(id);
+                verdicts[i] = Verdict.REQUEUE;
+                continue;
+            }
             Decoded<T> decoded;
             try {
                 decoded = decoder.decode(delivery);
@@ -68,16 +75,29 @@ final class BatchApplier<H, T> {
                 log.info("delivery {} of id {} cannot be decoded ({}); rejected without requeue", tag(delivery), id, e.toString());
                 verdicts[i] = Verdict.DEAD_LETTER;
                 continue;
+            } catch (Error e) {
+                verdicts[i] = ofError(id, e);
+                continue;
             }
             if (decoded == null) {
-                throw new NullPointerException("the content decoder returned null for id " + id);
+                // A defect of the decoder, but one it will repeat for this body on every redelivery:
+                // requeued, it would hold its batch-mates in a loop with it.
+                log.error("the content decoder answered null for delivery {} of id {}; rejected without requeue",
+                        tag(delivery), id);
+                verdicts[i] = Verdict.DEAD_LETTER;
+                continue;
             }
             Message message = new Message(id, decoded.content(), decoded.originTime().orElse(null));
             positions.add(i);
             messages.add(message);
             values.put(message, decoded.value());
         }
-        if (messages.size() == 1) {
+        if (fatal != null) {
+            for (int k = 0; k < positions.size(); k++) {
+                attempts.returnedNotCounted(messages.get(k).id());
+                verdicts[positions.get(k)] = Verdict.REQUEUE;
+            }
+        } else if (messages.size() == 1) {
             int position = positions.get(0);
             verdicts[position] = applyOne(messages.get(0), values.get(messages.get(0)), deliveries.get(position));
         } else if (!messages.isEmpty()) {
@@ -87,6 +107,10 @@ final class BatchApplier<H, T> {
     }
 
     private Verdict applyOne(Message message, T value, Delivery delivery) {
+        if (fatal != null) {
+            attempts.returnedNotCounted(message.id());
+            return Verdict.REQUEUE;
+        }
         try {
             Outcome<Void> outcome = inbox.apply(message.id(), message.content(), message.originTime(), tx -> {
                 effect.apply(tx, message.id(), value);
@@ -95,6 +119,8 @@ final class BatchApplier<H, T> {
             return ofOutcome(outcome);
         } catch (Exception e) {
             return ofFailure(message.id(), delivery, e);
+        } catch (Error e) {
+            return ofError(message.id(), e);
         }
     }
 
@@ -108,10 +134,27 @@ final class BatchApplier<H, T> {
             });
         } catch (RuntimeException e) {
             // The whole batch failed and nothing of it committed (or, for an unknown outcome, it
-            // is not known whether it did): every delivery gets the batch's verdict.
-            for (int k = 0; k < messages.size(); k++) {
-                verdicts[positions.get(k)] = ofFailure(messages.get(k).id(), deliveries.get(positions.get(k)), e);
+            // is not known whether it did).
+            FailureKind kind = FailureKind.of(e);
+            if (kind == FailureKind.RETRYABLE || kind == FailureKind.PERMANENT && isInboxWide(e)) {
+                // Not the messages' fault: each gets the batch's verdict, counted against none.
+                for (int k = 0; k < messages.size(); k++) {
+                    verdicts[positions.get(k)] = ofFailure(messages.get(k).id(), deliveries.get(positions.get(k)), e);
+                }
+                return;
             }
+            // A failure only the whole transaction met, such as a deferred constraint at COMMIT,
+            // may be one message's doing. Blaming all would re-form the same batch on every
+            // redelivery and dead-letter every message of it: each is applied alone instead, so
+            // the others commit and only the failing one's attempt is counted.
+            log.info("a batch of {} failed as a whole ({}); its messages are applied one at a time", messages.size(),
+                    e.getClass().getSimpleName());
+            applyEachAlone(messages, values, positions, deliveries, verdicts);
+            return;
+        } catch (Error e) {
+            log.info("a batch of {} failed as a whole ({}); its messages are applied one at a time", messages.size(),
+                    e.getClass().getSimpleName());
+            applyEachAlone(messages, values, positions, deliveries, verdicts);
             return;
         }
         for (int k = 0; k < results.size(); k++) {
@@ -121,6 +164,32 @@ final class BatchApplier<H, T> {
                     ? ofOutcome(result.outcome().get())
                     : ofFailure(result.message().id(), deliveries.get(position), result.failure().orElseThrow());
         }
+    }
+
+    private void applyEachAlone(List<Message> messages, Map<Message, T> values, List<Integer> positions,
+            List<Delivery> deliveries, Verdict[] verdicts) {
+        for (int k = 0; k < messages.size(); k++) {
+            int position = positions.get(k);
+            verdicts[position] = applyOne(messages.get(k), values.get(messages.get(k)), deliveries.get(position));
+        }
+    }
+
+    /**
+     * An {@link Error} from the effect or the decoder: the delivery is rejected to the dead-letter
+     * exchange, so that it cannot take down the next consumer it reaches, and the consumer stops
+     * after this batch (see {@link #fatal()}).
+     */
+    private Verdict ofError(String id, Error error) {
+        attempts.settled(id);
+        fatal = error;
+        log.error("applying id {} threw {}; rejected without requeue, and the consumer stops", id,
+                error.getClass().getName(), error);
+        return Verdict.DEAD_LETTER;
+    }
+
+    /** {@return the {@link Error} that stops the consumer, or {@code null} while none was thrown} */
+    Error fatal() {
+        return fatal;
     }
 
     private Verdict ofOutcome(Outcome<Void> outcome) {
@@ -142,11 +211,13 @@ final class BatchApplier<H, T> {
     private Verdict ofFailure(String id, Delivery delivery, Exception failure) {
         return switch (FailureKind.of(failure)) {
             case RETRYABLE -> {
+                attempts.returnedNotCounted(id);
                 log.debug("id {} not applied now ({}); requeued after the backoff", id, failure.toString());
                 yield Verdict.REQUEUE;
             }
             case PERMANENT -> {
                 if (isInboxWide(failure)) {
+                    attempts.returnedNotCounted(id);
                     // A read-only or damaged database, a closed inbox: the message is not at fault,
                     // and dead-lettering would empty the queue into the dead letters during an outage.
                     log.warn("id {} not applied: the inbox cannot apply anything ({}); requeued after the backoff",

@@ -19,7 +19,8 @@ public interface ContentDecoder<T> {
      * Decodes one delivery.
      *
      * @param delivery the delivery, with its body and properties
-     * @return the content and value; not {@code null}
+     * @return the content and value; not {@code null} (a {@code null} is logged at ERROR and
+     *     dead-letters the delivery, as a refused body does)
      * @throws RuntimeException for a body that cannot be decoded; the delivery is dead-lettered.
      *     Throw {@link dev.idempotent.inbox.InvalidMessageException} (as {@link Content#json} does)
      *     or any other runtime exception; its message is logged, so it must not quote the body.

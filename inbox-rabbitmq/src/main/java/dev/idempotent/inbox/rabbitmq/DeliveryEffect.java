@@ -17,7 +17,9 @@ public interface DeliveryEffect<H, T> {
      * @param id the delivery's business id
      * @param value what the {@link ContentDecoder} decoded; may be {@code null}
      * @throws Exception rolls back this delivery alone; the delivery is requeued until the
-     *     consumer's attempt limit, then dead-lettered (see {@link RabbitInboxConsumer})
+     *     consumer's attempt limit, then dead-lettered (see {@link RabbitInboxConsumer}); an
+     *     {@link Error} dead-letters the delivery at once and stops the consumer (see
+     *     {@link ConsumerStopListener})
      */
     void apply(H tx, String id, T value) throws Exception;
 }

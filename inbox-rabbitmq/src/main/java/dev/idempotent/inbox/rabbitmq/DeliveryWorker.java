@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.rabbitmq;
 
 import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Consumer;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.ShutdownSignalException;
 import java.io.IOException;
@@ -27,6 +28,11 @@ import org.slf4j.LoggerFactory;
  * so deliveries of an earlier generation are dropped unapplied, and a batch whose channel was lost
  * while it ran is not settled at all: its committed deliveries come back as duplicates and are
  * acked then.
+ *
+ * <p>It stops of its own accord, and then tells the {@link ConsumerStopListener} after its channel
+ * is closed, for: an {@link Error} from an effect or the decoder; a cancel from the broker after
+ * which the queue did not come back within the resubscribe window; and a channel the broker closed
+ * with a channel error, which the client does not recover.
  */
 final class DeliveryWorker implements Runnable {
 
@@ -34,6 +40,8 @@ final class DeliveryWorker implements Runnable {
 
     /** How often an idle worker looks whether it is asked to stop. */
     private static final long IDLE_POLL_MILLIS = 100;
+    /** How often a cancelled worker looks whether its queue is back. */
+    private static final long RESUBSCRIBE_POLL_MILLIS = 200;
 
     private record Pending(Delivery delivery, long generation) {
         long tag() {
@@ -42,25 +50,47 @@ final class DeliveryWorker implements Runnable {
     }
 
     private final Channel channel;
+    private final String queue;
     private final BatchApplier<?, ?> applier;
     private final int batchSize;
     private final Duration batchLinger;
     private final Duration retryBackoff;
+    private final Duration resubscribeWithin;
+    private final ConsumerStopListener stopListener;
     private final BlockingQueue<Pending> arrived = new LinkedBlockingQueue<>();
     private final AtomicLong generation = new AtomicLong();
     private final CountDownLatch stopRequested = new CountDownLatch(1);
     private volatile String consumerTag;
+    private volatile Consumer brokerConsumer;
+    private volatile boolean cancelledByBroker;
+    private volatile ShutdownSignalException closedByBroker;
+    private volatile boolean stopped;
+    private volatile RabbitInboxConsumer owner;
+    private Throwable stopCause;
     final LongAdder acked = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
     final LongAdder requeued = new LongAdder();
 
-    DeliveryWorker(Channel channel, BatchApplier<?, ?> applier, int batchSize, Duration batchLinger,
-            Duration retryBackoff) {
+    DeliveryWorker(Channel channel, String queue, BatchApplier<?, ?> applier, int batchSize, Duration batchLinger,
+            Duration retryBackoff, Duration resubscribeWithin, ConsumerStopListener stopListener) {
         this.channel = channel;
+        this.queue = queue;
         this.applier = applier;
         this.batchSize = batchSize;
         this.batchLinger = batchLinger;
         this.retryBackoff = retryBackoff;
+        this.resubscribeWithin = resubscribeWithin;
+        this.stopListener = stopListener;
+    }
+
+    /** On the connection's dispatch thread: the broker cancelled the subscription (basic.cancel). */
+    void cancelled() {
+        cancelledByBroker = true;
+    }
+
+    /** {@return whether the worker has stopped, or is stopping} */
+    boolean stopped() {
+        return stopped;
     }
 
     /** On the connection's dispatch thread: a delivery arrived. */
@@ -71,13 +101,20 @@ final class DeliveryWorker implements Runnable {
     /** On the connection's dispatch thread: the channel is gone, and with it every unacked delivery. */
     void channelLost(ShutdownSignalException signal) {
         generation.incrementAndGet();
+        if (!signal.isHardError() && !signal.isInitiatedByApplication()) {
+            // The broker closed this channel alone (a delivery unacked past its consumer_timeout,
+            // say). The client recovers lost connections, not channels closed this way.
+            closedByBroker = signal;
+        }
         if (stopRequested.getCount() > 0) {
             log.info("channel lost ({}); its unacked deliveries return to the queue", signal.getMessage());
         }
     }
 
-    void consuming(String consumerTag) {
+    void consuming(String consumerTag, Consumer brokerConsumer, RabbitInboxConsumer owner) {
         this.consumerTag = consumerTag;
+        this.brokerConsumer = brokerConsumer;
+        this.owner = owner;
     }
 
     void requestStop() {
@@ -88,6 +125,18 @@ final class DeliveryWorker implements Runnable {
     public void run() {
         try {
             while (stopRequested.getCount() > 0) {
+                ShutdownSignalException closed = closedByBroker;
+                if (closed != null) {
+                    log.error("the broker closed the channel of the consumer of queue {} ({}); the consumer stops", queue,
+                            closed.getMessage());
+                    stopOwnAccord(closed);
+                    break;
+                }
+                // Deliveries taken before the cancel are still the channel's to settle: first them.
+                if (cancelledByBroker && arrived.isEmpty()) {
+                    resubscribe();
+                    continue;
+                }
                 List<Pending> batch = nextBatch();
                 if (!batch.isEmpty()) {
                     process(batch);
@@ -95,8 +144,87 @@ final class DeliveryWorker implements Runnable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException | Error e) {
+            // A defect of this class; the consumer must not look alive without its thread.
+            log.error("the consumer of queue {} failed and stops", queue, e);
+            stopCause = e;
         } finally {
+            stopped = true;
             stopConsuming();
+            if (stopCause != null) {
+                tellStopped(stopCause);
+            }
+        }
+    }
+
+    private void stopOwnAccord(Throwable cause) {
+        stopCause = cause;
+        stopRequested.countDown();
+    }
+
+    private void tellStopped(Throwable cause) {
+        try {
+            stopListener.stopped(owner, cause);
+        } catch (RuntimeException e) {
+            log.warn("the stop listener of the consumer of queue {} threw", queue, e);
+        }
+    }
+
+    /**
+     * After the broker cancelled the subscription (the queue was deleted, or a mirrored queue failed
+     * over): consumes again on the same channel once the queue exists, looking every 200 ms; if it
+     * does not within the resubscribe window, stops of its own accord.
+     */
+    private void resubscribe() throws InterruptedException {
+        log.warn("the broker cancelled the consumer of queue {} (the queue was deleted or moved); consuming again"
+                + " if it is back within {}", queue, resubscribeWithin);
+        long deadline = System.nanoTime() + resubscribeWithin.toNanos();
+        while (stopRequested.getCount() > 0) {
+            if (queueExists()) {
+                // Cleared first, so that a cancel of the new subscription is not lost.
+                cancelledByBroker = false;
+                try {
+                    // Under the cancelled subscription's tag: the connection's recovery records
+                    // subscriptions by tag, and would otherwise restore the cancelled one as well.
+                    channel.basicConsume(queue, false, consumerTag, brokerConsumer);
+                    log.info("consuming queue {} again", queue);
+                } catch (IOException | ShutdownSignalException e) {
+                    // Gone again between the look and the consume: the broker closed the channel.
+                    stopOwnAccord(new java.io.IOException("the broker cancelled the consumer of queue " + queue
+                            + " and consuming it again failed", e));
+                }
+                return;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                stopOwnAccord(new java.io.IOException("the broker cancelled the consumer of queue " + queue
+                        + " (the queue was deleted or moved) and the queue did not come back within "
+                        + resubscribeWithin));
+                return;
+            }
+            stopRequested.await(RESUBSCRIBE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Asks on a channel of its own, as a passive declare of a missing queue closes its channel. */
+    private boolean queueExists() {
+        Channel probe = null;
+        try {
+            probe = channel.getConnection().createChannel();
+            if (probe == null) {
+                return false;
+            }
+            probe.queueDeclarePassive(queue);
+            return true;
+        } catch (IOException | ShutdownSignalException e) {
+            return false;
+        } finally {
+            if (probe != null && probe.isOpen()) {
+                try {
+                    probe.close();
+                } catch (IOException | java.util.concurrent.TimeoutException | ShutdownSignalException e) {
+                    log.debug("closing the probe channel failed: {}", e.toString());
+                }
+            }
         }
     }
 
@@ -149,6 +277,11 @@ final class DeliveryWorker implements Runnable {
             for (int i = 0; i < batch.size(); i++) {
                 verdicts.add(Verdict.REQUEUE);
             }
+        }
+        Error fatal = applier.fatal();
+        if (fatal != null) {
+            // Asked before settling, so that the requeues of the rest do not wait out the backoff.
+            stopOwnAccord(fatal);
         }
         try {
             settle(batch, verdicts, batchGeneration);

@@ -37,14 +37,33 @@ import java.util.Objects;
  *       the decoder refuses; an effect that broke its transaction; any other
  *       {@link dev.idempotent.inbox.FailureKind#PERMANENT} failure of the message</td><td>reject, no requeue: the queue's dead-letter exchange takes it</td>
  *       <td>after the transaction ended (nothing of it was written)</td></tr>
- *   <tr><td>{@link dev.idempotent.inbox.FailureKind#RETRYABLE}: busy, outcome unknown,
- *       database unreachable</td><td>nack with requeue</td><td>after the retry backoff</td></tr>
+ *   <tr><td>{@link dev.idempotent.inbox.FailureKind#RETRYABLE}: busy, a lock not obtained within
+ *       the inbox's lock timeout (in the effect's own statements too), deadlock, outcome unknown,
+ *       database unreachable</td><td>nack with requeue, never counted as an attempt of the effect
+ *       (on a quorum queue, these returns are taken off {@code x-delivery-count})</td>
+ *       <td>after the retry backoff</td></tr>
  *   <tr><td>the inbox cannot apply anything: the database is read-only, damaged or of a newer
  *       schema, or the inbox is closed (permanent, but not the message's fault)</td>
  *       <td>nack with requeue, logged at WARN</td><td>after the retry backoff</td></tr>
  *   <tr><td>{@link dev.idempotent.inbox.FailureKind#EFFECT}: the effect's own exception</td>
  *       <td>nack with requeue, up to {@link Builder#maxEffectAttempts} attempts, then reject
  *       without requeue</td><td>after the retry backoff; the last at once</td></tr>
+ *   <tr><td>a batch whose transaction failed as a whole for a reason that is not retryable (a
+ *       deferred constraint checked at COMMIT, an effect that broke the transaction)</td>
+ *       <td>its messages are applied again one at a time, each in a transaction of its own; then
+ *       as the rows above, for each. No message's attempt is counted for the batch's failure</td>
+ *       <td>after each one's commit</td></tr>
+ *   <tr><td>an {@link Error} thrown by the effect or the decoder</td><td>reject, no requeue, for
+ *       that delivery (so it cannot stop the next consumer); the deliveries committed before it
+ *       are acked, the rest nacked with requeue; then the consumer stops and tells its
+ *       {@link ConsumerStopListener}</td><td>after the transaction ended</td></tr>
+ *   <tr><td>the broker cancels the consumer (queue deleted or moved)</td><td>deliveries taken
+ *       are settled as usual; the consumer consumes again once the queue exists, or stops and tells
+ *       its {@link ConsumerStopListener} after {@link Builder#resubscribeWithin}</td><td>-</td></tr>
+ *   <tr><td>the broker closes the channel with a channel error (a delivery unacked past its
+ *       {@code consumer_timeout}), which the client does not recover</td><td>nothing more can be
+ *       sent; the broker requeues every unacked delivery. The consumer stops and tells its
+ *       {@link ConsumerStopListener}</td><td>-</td></tr>
  *   <tr><td>channel or connection lost</td><td>nothing: the broker requeues every unacked
  *       delivery; committed ones come back as duplicates and are acked then</td><td>-</td></tr>
  * </table>
@@ -106,7 +125,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         }
         return new Builder<>(inbox, queue, decoder, effect, MessageIdSource.messageId(), Builder.DEFAULT_PREFETCH,
                 Builder.DEFAULT_BATCH_SIZE, Builder.DEFAULT_BATCH_LINGER, Builder.DEFAULT_MAX_EFFECT_ATTEMPTS,
-                Builder.DEFAULT_RETRY_BACKOFF);
+                Builder.DEFAULT_RETRY_BACKOFF, Builder.DEFAULT_RESUBSCRIBE_WITHIN, (consumer, cause) -> { });
     }
 
     /** {@return the queue this consumer consumes} */
@@ -114,7 +133,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         return queue;
     }
 
-    /** {@return the consumer tag the broker knows this consumer by} */
+    /** {@return the consumer tag the broker knows this consumer by}; kept when it resubscribes */
     public String consumerTag() {
         return consumerTag;
     }
@@ -143,9 +162,14 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         }
     }
 
-    /** {@return whether the consumer's channel is open}; false after {@link #close} */
+    /**
+     * {@return whether the consumer is running}: its channel is open and it has not stopped. False
+     * after {@link #close}, and after it stopped of its own accord (see
+     * {@link ConsumerStopListener}); true while the channel recovers from a lost connection, and
+     * while a consumer the broker cancelled waits for its queue to come back.
+     */
     public boolean isOpen() {
-        return channel.isOpen() && thread.isAlive();
+        return !worker.stopped() && channel.isOpen() && thread.isAlive();
     }
 
     /**
@@ -161,6 +185,8 @@ public final class RabbitInboxConsumer implements AutoCloseable {
      *   <tr><td>{@link #batchLinger}</td><td>20 ms</td></tr>
      *   <tr><td>{@link #maxEffectAttempts}</td><td>{@value #DEFAULT_MAX_EFFECT_ATTEMPTS}</td></tr>
      *   <tr><td>{@link #retryBackoff}</td><td>1 s</td></tr>
+     *   <tr><td>{@link #resubscribeWithin}</td><td>30 s</td></tr>
+     *   <tr><td>{@link #stopListener}</td><td>none (the consumer logs why it stopped)</td></tr>
      * </table>
      *
      * @param <H> the inbox's transaction handle
@@ -176,6 +202,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         public static final int DEFAULT_MAX_EFFECT_ATTEMPTS = 5;
         static final Duration DEFAULT_BATCH_LINGER = Duration.ofMillis(20);
         static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofSeconds(1);
+        static final Duration DEFAULT_RESUBSCRIBE_WITHIN = Duration.ofSeconds(30);
 
         private final Inbox<H> inbox;
         private final String queue;
@@ -187,10 +214,13 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         private final Duration batchLinger;
         private final int maxEffectAttempts;
         private final Duration retryBackoff;
+        private final Duration resubscribeWithin;
+        private final ConsumerStopListener stopListener;
 
         private Builder(Inbox<H> inbox, String queue, ContentDecoder<T> decoder, DeliveryEffect<H, T> effect,
                 MessageIdSource messageIdSource, int prefetch, int batchSize, Duration batchLinger,
-                int maxEffectAttempts, Duration retryBackoff) {
+                int maxEffectAttempts, Duration retryBackoff, Duration resubscribeWithin,
+                ConsumerStopListener stopListener) {
             this.inbox = inbox;
             this.queue = queue;
             this.decoder = decoder;
@@ -201,6 +231,8 @@ public final class RabbitInboxConsumer implements AutoCloseable {
             this.batchLinger = batchLinger;
             this.maxEffectAttempts = maxEffectAttempts;
             this.retryBackoff = retryBackoff;
+            this.resubscribeWithin = resubscribeWithin;
+            this.stopListener = stopListener;
         }
 
         /**
@@ -212,7 +244,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         public Builder<H, T> messageIdSource(MessageIdSource messageIdSource) {
             Objects.requireNonNull(messageIdSource, "messageIdSource");
             return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, batchLinger,
-                    maxEffectAttempts, retryBackoff);
+                    maxEffectAttempts, retryBackoff, resubscribeWithin, stopListener);
         }
 
         /**
@@ -228,7 +260,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
                 throw new IllegalArgumentException("prefetch must be from 1 to 65535, was " + prefetch);
             }
             return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, batchLinger,
-                    maxEffectAttempts, retryBackoff);
+                    maxEffectAttempts, retryBackoff, resubscribeWithin, stopListener);
         }
 
         /**
@@ -245,7 +277,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
                 throw new IllegalArgumentException("batchSize must be from 1 to 10000, was " + batchSize);
             }
             return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, batchLinger,
-                    maxEffectAttempts, retryBackoff);
+                    maxEffectAttempts, retryBackoff, resubscribeWithin, stopListener);
         }
 
         /**
@@ -258,7 +290,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         public Builder<H, T> batchLinger(Duration batchLinger) {
             Duration checked = within("batchLinger", batchLinger, Duration.ofMinutes(1));
             return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, checked,
-                    maxEffectAttempts, retryBackoff);
+                    maxEffectAttempts, retryBackoff, resubscribeWithin, stopListener);
         }
 
         /**
@@ -275,7 +307,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
                 throw new IllegalArgumentException("maxEffectAttempts must be from 1 to 1000, was " + maxEffectAttempts);
             }
             return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, batchLinger,
-                    maxEffectAttempts, retryBackoff);
+                    maxEffectAttempts, retryBackoff, resubscribeWithin, stopListener);
         }
 
         /**
@@ -290,7 +322,40 @@ public final class RabbitInboxConsumer implements AutoCloseable {
         public Builder<H, T> retryBackoff(Duration retryBackoff) {
             Duration checked = within("retryBackoff", retryBackoff, Duration.ofMinutes(10));
             return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, batchLinger,
-                    maxEffectAttempts, checked);
+                    maxEffectAttempts, checked, resubscribeWithin, stopListener);
+        }
+
+        /**
+         * How long a consumer the broker cancelled (its queue was deleted, or moved to another
+         * node) waits for the queue to exist again. It looks every 200 ms, consumes again as soon
+         * as the queue is there, and stops of its own accord, telling the
+         * {@link #stopListener}, when the time is up. {@link RabbitInboxConsumer#isOpen} stays
+         * {@code true} while it waits.
+         *
+         * @param resubscribeWithin from zero (stop at the cancel) to one hour
+         * @return a builder with this setting
+         * @throws IllegalArgumentException if out of range
+         */
+        @Beta
+        public Builder<H, T> resubscribeWithin(Duration resubscribeWithin) {
+            Duration checked = within("resubscribeWithin", resubscribeWithin, Duration.ofHours(1));
+            return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, batchLinger,
+                    maxEffectAttempts, retryBackoff, checked, stopListener);
+        }
+
+        /**
+         * Who is told when the consumer stops of its own accord: an effect threw an {@link Error},
+         * or the broker cancelled the consumer and its queue did not come back (see
+         * {@link ConsumerStopListener}).
+         *
+         * @param stopListener the listener; not {@code null}
+         * @return a builder with this setting
+         */
+        @Beta
+        public Builder<H, T> stopListener(ConsumerStopListener stopListener) {
+            Objects.requireNonNull(stopListener, "stopListener");
+            return new Builder<>(inbox, queue, decoder, effect, messageIdSource, prefetch, batchSize, batchLinger,
+                    maxEffectAttempts, retryBackoff, resubscribeWithin, stopListener);
         }
 
         /**
@@ -317,8 +382,9 @@ public final class RabbitInboxConsumer implements AutoCloseable {
                 channel.basicQos(prefetch);
                 BatchApplier<H, T> applier = new BatchApplier<>(inbox, messageIdSource, decoder, effect,
                         maxEffectAttempts);
-                DeliveryWorker worker = new DeliveryWorker(channel, applier, batchSize, batchLinger, retryBackoff);
-                String tag = channel.basicConsume(queue, false, new DefaultConsumer(channel) {
+                DeliveryWorker worker = new DeliveryWorker(channel, queue, applier, batchSize, batchLinger,
+                        retryBackoff, resubscribeWithin, stopListener);
+                DefaultConsumer brokerConsumer = new DefaultConsumer(channel) {
                     @Override
                     public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties,
                             byte[] body) {
@@ -329,12 +395,19 @@ public final class RabbitInboxConsumer implements AutoCloseable {
                     public void handleShutdownSignal(String consumerTag, ShutdownSignalException signal) {
                         worker.channelLost(signal);
                     }
-                });
-                worker.consuming(tag);
+
+                    @Override
+                    public void handleCancel(String consumerTag) {
+                        worker.cancelled();
+                    }
+                };
+                String tag = channel.basicConsume(queue, false, brokerConsumer);
                 Thread thread = new Thread(worker, "inbox-rabbitmq-" + queue);
                 thread.setDaemon(true);
+                RabbitInboxConsumer consumer = new RabbitInboxConsumer(queue, channel, applier, worker, thread, tag);
+                worker.consuming(tag, brokerConsumer, consumer);
                 thread.start();
-                return new RabbitInboxConsumer(queue, channel, applier, worker, thread, tag);
+                return consumer;
             } catch (IOException | RuntimeException e) {
                 closeQuietly(channel, e);
                 throw e;

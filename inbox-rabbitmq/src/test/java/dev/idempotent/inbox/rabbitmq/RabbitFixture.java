@@ -37,6 +37,8 @@ final class RabbitFixture implements AutoCloseable {
     final Connection connection;
     private final Connection admin;
     private final Channel channel;
+    private final boolean quorum;
+    private final Map<String, Object> arguments = new HashMap<>();
 
     RabbitFixture(boolean quorum) throws IOException, TimeoutException {
         String suffix = UUID.randomUUID().toString().substring(0, 8);
@@ -50,14 +52,24 @@ final class RabbitFixture implements AutoCloseable {
         channel.exchangeDeclare(deadLetterExchange, "fanout", false, false, null);
         channel.queueDeclare(deadLetterQueue, false, false, false, null);
         channel.queueBind(deadLetterQueue, deadLetterExchange, "");
-        Map<String, Object> arguments = new HashMap<>();
+        this.quorum = quorum;
         arguments.put("x-dead-letter-exchange", deadLetterExchange);
         if (quorum) {
             arguments.put("x-queue-type", "quorum");
         }
+        declareQueue();
+        connection = factory.newConnection(connectionName);
+    }
+
+    /** Declares the test's queue, as the constructor did; again after {@link #deleteQueue}. */
+    void declareQueue() throws IOException {
         // Quorum queues are always durable.
         channel.queueDeclare(queue, quorum, false, false, arguments);
-        connection = factory.newConnection(connectionName);
+    }
+
+    /** Deletes the test's queue, as an operator would; the broker cancels its consumers. */
+    void deleteQueue() throws IOException {
+        channel.queueDelete(queue);
     }
 
     static ConnectionFactory factory() {
@@ -112,6 +124,27 @@ final class RabbitFixture implements AutoCloseable {
             }
         }
         rabbitmqctl("close_connection", pid, "closed by the test");
+    }
+
+    /**
+     * Makes the broker close the channel that consumes the test's queue with a channel error, as it
+     * does when a delivery stays unacked past its {@code consumer_timeout}: the channel is handed an
+     * ack of a delivery tag it never sent, which it refuses with PRECONDITION_FAILED. The connection
+     * and every other channel stay open.
+     */
+    void failConsumerChannel() throws IOException, InterruptedException {
+        String pid = null;
+        for (String line : rabbitmqctl("list_consumers", "queue_name", "channel_pid")) {
+            String[] fields = line.split("\t");
+            if (fields.length == 2 && fields[0].equals(queue)) {
+                pid = fields[1];
+            }
+        }
+        if (pid == null) {
+            fail("no consumer on " + queue);
+        }
+        rabbitmqctl("eval", "gen_server2:cast(rabbit_misc:string_to_pid(\"" + pid + "\"),"
+                + " {method, {'basic.ack', 999999999, false}, none, noflow}).");
     }
 
     static List<String> rabbitmqctl(String... args) throws IOException, InterruptedException {
