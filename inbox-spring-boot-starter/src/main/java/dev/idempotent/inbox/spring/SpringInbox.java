@@ -218,7 +218,7 @@ public final class SpringInbox {
             }
             // Before the savepoint: the caller's pending entity writes must not be inside it.
             Runnable rollbackOnly = JpaTransactions.PRESENT ? JpaTransactions.flush() : null;
-            Call<R, X> call = new Call<>(effect);
+            Call<R, X> call = new Call<>(effect, holder);
             PendingOutcome<R> pending;
             try {
                 pending = inbox.applyIn(connection, id, content, originTime, call);
@@ -258,8 +258,8 @@ public final class SpringInbox {
 
     /**
      * A joined call's effect, run with the call pushed on this thread's calls in progress, so that
-     * the calls made inside the effect are known to it: their savepoints lie inside its savepoint,
-     * and go when it goes.
+     * the calls made inside the effect in the same transaction (its bound connection) are known to
+     * it: their savepoints lie inside its savepoint, and go when it goes.
      */
     private static final class Call<R, X extends Exception> implements Effect<Handle, R, X> {
 
@@ -267,11 +267,13 @@ public final class SpringInbox {
         private static final ThreadLocal<Deque<Call<?, ?>>> IN_PROGRESS = new ThreadLocal<>();
 
         private final Effect<Handle, R, X> effect;
+        private final Object transaction;
         private final List<CompletesOutcome> inside = new ArrayList<>();
         private boolean entered;
 
-        Call(Effect<Handle, R, X> effect) {
+        Call(Effect<Handle, R, X> effect, Object transaction) {
             this.effect = effect;
+            this.transaction = transaction;
         }
 
         @Override
@@ -311,7 +313,8 @@ public final class SpringInbox {
             TransactionSynchronizationManager.registerSynchronization(completes);
             Deque<Call<?, ?>> calls = IN_PROGRESS.get();
             Call<?, ?> enclosing = calls == null ? null : calls.peek();
-            if (enclosing != null) {
+            // A call in a transaction of its own (REQUIRES_NEW) inside the effect is not inside its savepoint.
+            if (enclosing != null && enclosing.transaction == transaction) {
                 enclosing.inside.add(completes);
                 enclosing.inside.addAll(inside);
             }

@@ -3,6 +3,7 @@ package dev.idempotent.inbox.spring;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,8 +12,11 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import dev.idempotent.inbox.postgres.PostgresInbox;
 import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -208,5 +212,44 @@ class SpringTwoDataSourcesTest {
 
         assertEquals(stockBefore + 1, stock(inboxDataSource), "the caller's own write committed, the effect's did not");
         assertTrue(raw().find("u-1").isEmpty());
+    }
+
+    /**
+     * A call in a transaction of its own (REQUIRES_NEW) inside an effect commits on its own: the
+     * enclosing effect's failure does not take it along, and it is counted once.
+     */
+    @Test
+    void aCallInANewTransactionInsideAFailedEffectStaysCommittedAndCounted() {
+        TransactionTemplate transactions = new TransactionTemplate(inboxTransactionManager);
+        TransactionTemplate newTransaction = new TransactionTemplate(inboxTransactionManager);
+        newTransaction.setPropagationBehavior(TransactionTemplate.PROPAGATION_REQUIRES_NEW);
+        IllegalStateException failure = new IllegalStateException("the outer effect failed");
+        try (PostgresInbox innerInbox = PostgresInbox.builder(Jdbi.create(inboxDataSource)).name("inner")
+                .schema(SchemaMode.CREATE).build()) {
+            SpringInbox inner = new SpringInbox(innerInbox, inboxDataSource, null);
+
+            IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> transactions
+                    .executeWithoutResult(status -> inbox.apply("r-1", Content.of(1), tx -> {
+                        newTransaction.executeWithoutResult(own -> inner.apply("r-1", Content.of(1), t -> 1));
+                        throw failure;
+                    })));
+
+            assertSame(failure, thrown, "the effect's own exception, unchanged");
+            assertTrue(raw().find("r-1").isEmpty());
+            assertTrue(innerInbox.find("r-1").isPresent(), "committed in its own transaction");
+            assertEquals(1, innerInbox.stats().applied());
+        }
+    }
+
+    @Test
+    void aReadOnlyTransactionIsRefusedBeforeTheClaim() {
+        TransactionTemplate readOnly = new TransactionTemplate(inboxTransactionManager);
+        readOnly.setReadOnly(true);
+
+        InboxException refused = assertThrows(InboxException.class, () -> readOnly.executeWithoutResult(status ->
+                inbox.apply("ro-1", Content.of(1), tx -> addFive(inboxDataSource))));
+
+        assertTrue(refused.getMessage().contains("read-only"), refused.getMessage());
+        assertTrue(raw().find("ro-1").isEmpty());
     }
 }
