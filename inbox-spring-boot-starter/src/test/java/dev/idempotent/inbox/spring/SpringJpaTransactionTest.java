@@ -1,24 +1,31 @@
 package dev.idempotent.inbox.spring;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import dev.idempotent.inbox.spring.app.Movement;
 import dev.idempotent.inbox.spring.app.MovementRepository;
 import dev.idempotent.inbox.spring.app.ReceiptApplication;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.FlushModeType;
+import jakarta.persistence.PersistenceContext;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.test.annotation.DirtiesContext;
@@ -70,6 +77,9 @@ class SpringJpaTransactionTest {
 
     @Autowired
     PlatformTransactionManager transactionManager;
+
+    @PersistenceContext
+    EntityManager entityManager;
 
     TransactionTemplate transactions;
 
@@ -168,5 +178,52 @@ class SpringJpaTransactionTest {
         assertSame(failure, thrown);
         assertTrue(movements.findById("d-1").isEmpty());
         assertTrue(raw().find("d-1").isEmpty());
+    }
+
+    /** With flush mode COMMIT no query flushes inside the savepoint; the call's own flush still comes first. */
+    @Test
+    void underFlushModeCommitTheCallersPendingWritesAreFlushedBeforeTheSavepointToo() {
+        assertThrows(UnexpectedRollbackException.class, () -> transactions.executeWithoutResult(status -> {
+            entityManager.setFlushMode(FlushModeType.COMMIT);
+            movements.save(new Movement("f-caller", 2));
+            assertThrows(IllegalStateException.class, () -> inbox.apply("f-1", Content.of(1), tx -> {
+                movements.save(new Movement("f-1", 1));
+                movements.count();
+                throw new IllegalStateException("effect failed");
+            }));
+            assertEquals(1L, jdbc.sql("SELECT count(*) FROM movement WHERE receipt = 'f-caller'").query(Long.class).single());
+        }));
+
+        assertTrue(movements.findById("f-caller").isEmpty());
+        assertTrue(movements.findById("f-1").isEmpty());
+        assertTrue(raw().find("f-1").isEmpty());
+    }
+
+    /** A caller's pending write that the database refuses fails the call before its claim, as Spring translates it. */
+    @Test
+    void aCallersPendingWriteThatFailsToFlushFailsTheCallBeforeTheEffect() {
+        transactions.executeWithoutResult(status -> movements.save(new Movement("g-0", 1)));
+        AtomicBoolean ran = new AtomicBoolean();
+
+        assertThrows(DataIntegrityViolationException.class, () -> transactions.executeWithoutResult(status -> {
+            entityManager.persist(new Movement("g-0", 2));
+            inbox.apply("g-1", Content.of(1), tx -> ran.getAndSet(true));
+        }));
+
+        assertFalse(ran.get(), "the effect did not run");
+        assertTrue(raw().find("g-1").isEmpty());
+        assertEquals(1, movements.findById("g-0").orElseThrow().qty());
+    }
+
+    @Test
+    void aReadOnlyJpaTransactionIsRefusedBeforeTheClaim() {
+        TransactionTemplate readOnly = new TransactionTemplate(transactionManager);
+        readOnly.setReadOnly(true);
+
+        assertThrows(InboxException.class, () -> readOnly.executeWithoutResult(status ->
+                inbox.apply("h-1", Content.of(1), tx -> movements.save(new Movement("h-1", 1)))));
+
+        assertTrue(movements.findById("h-1").isEmpty());
+        assertTrue(raw().find("h-1").isEmpty());
     }
 }
