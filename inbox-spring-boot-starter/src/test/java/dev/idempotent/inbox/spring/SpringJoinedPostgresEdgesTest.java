@@ -13,6 +13,7 @@ import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import java.time.Duration;
 import java.time.Instant;
+import javax.sql.DataSource;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -24,6 +25,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.LazyConnectionDataSourceProxy;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -67,7 +70,12 @@ class SpringJoinedPostgresEdgesTest {
     }
 
     private int addFive() {
-        return JdbcClient.create(pool).sql("UPDATE stock SET total = total + 5 WHERE item = 'snack'").update();
+        return addFive(pool);
+    }
+
+    /** Through the data source the transaction manager has: a write through another is not in its transaction. */
+    private static int addFive(DataSource dataSource) {
+        return JdbcClient.create(dataSource).sql("UPDATE stock SET total = total + 5 WHERE item = 'snack'").update();
     }
 
     private long stock() {
@@ -194,6 +202,58 @@ class SpringJoinedPostgresEdgesTest {
         } finally {
             second.shutdownNow();
         }
+    }
+
+    /** DataSourceTransactionManager binds a TransactionAwareDataSourceProxy's target; the inbox looks there. */
+    @Test
+    void anInboxOverATransactionAwareProxyJoinsTheTransactionOfItsTarget() {
+        open(2);
+        TransactionAwareDataSourceProxy proxy = new TransactionAwareDataSourceProxy(pool);
+        SpringInbox spring = new SpringInbox(inbox, proxy, null);
+        TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(proxy));
+
+        transactions.executeWithoutResult(status -> {
+            assertInstanceOf(Outcome.Applied.class, spring.apply("t-1", Content.of(5), tx -> addFive()));
+            status.setRollbackOnly();
+        });
+        assertTrue(inbox.find("t-1").isEmpty(), "the claim rolled back with the transaction");
+        assertInstanceOf(Outcome.Applied.class, transactions.execute(status -> spring.apply("t-1", Content.of(5), tx -> addFive())));
+        assertInstanceOf(Outcome.Duplicate.class, transactions.execute(status -> spring.apply("t-1", Content.of(5), tx -> addFive())));
+        assertEquals(5, stock());
+        assertEquals(1, inbox.stats().applied());
+    }
+
+    @Test
+    void anInboxAndATransactionManagerOverOneLazyConnectionProxyJoin() {
+        open(2);
+        LazyConnectionDataSourceProxy lazy = new LazyConnectionDataSourceProxy(pool);
+        SpringInbox spring = new SpringInbox(inbox, lazy, null);
+        TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(lazy));
+
+        transactions.executeWithoutResult(status -> {
+            assertInstanceOf(Outcome.Applied.class, spring.apply("l-1", Content.of(5), tx -> addFive(lazy)));
+            status.setRollbackOnly();
+        });
+        assertTrue(inbox.find("l-1").isEmpty());
+        assertInstanceOf(Outcome.Applied.class, transactions.execute(status -> spring.apply("l-1", Content.of(5), tx -> addFive(lazy))));
+        assertEquals(5, stock());
+    }
+
+    /**
+     * A transaction manager over a lazy proxy binds the proxy, not the pool: the inbox over the pool
+     * is not in that transaction (nor is a JdbcTemplate over the pool), and is refused.
+     */
+    @Test
+    void anInboxOverThePoolIsRefusedInATransactionOfALazyProxyAroundIt() {
+        SpringInbox spring = open(2);
+        TransactionTemplate lazyTransactions = new TransactionTemplate(
+                new DataSourceTransactionManager(new LazyConnectionDataSourceProxy(pool)));
+
+        InboxException refused = assertThrows(InboxException.class, () -> lazyTransactions.executeWithoutResult(status ->
+                spring.apply("z-1", Content.of(5), tx -> 1)));
+
+        assertTrue(refused.getMessage().contains("not one of the inbox's DataSource"), refused.getMessage());
+        assertTrue(inbox.find("z-1").isEmpty());
     }
 
     private Future<Outcome<Integer>> secondOutcome;
