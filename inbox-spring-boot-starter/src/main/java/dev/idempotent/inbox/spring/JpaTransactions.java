@@ -42,7 +42,9 @@ final class JpaTransactions {
         List<EntityManager> joined = new ArrayList<>();
         // The application's EntityManagerFactory beans are the keys; the starter does not know them,
         // so it takes every holder bound, as EntityManagerFactoryUtils would find each by its key.
-        for (Map.Entry<Object, Object> bound : TransactionSynchronizationManager.getResourceMap().entrySet()) {
+        // A copy: the map is the thread's live one, and a flush may bind a resource (an entity
+        // listener's JdbcTemplate, say).
+        for (Map.Entry<Object, Object> bound : List.copyOf(TransactionSynchronizationManager.getResourceMap().entrySet())) {
             if (!(bound.getValue() instanceof EntityManagerHolder holder) || !holder.isSynchronizedWithTransaction()) {
                 continue;
             }

@@ -16,6 +16,7 @@ import dev.idempotent.inbox.spring.app.Movement;
 import dev.idempotent.inbox.spring.app.MovementRepository;
 import dev.idempotent.inbox.spring.app.ReceiptApplication;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.FlushModeType;
 import jakarta.persistence.PersistenceContext;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -27,12 +28,14 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.orm.jpa.EntityManagerHolder;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.UnexpectedRollbackException;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -80,6 +83,9 @@ class SpringJpaTransactionTest {
 
     @PersistenceContext
     EntityManager entityManager;
+
+    @Autowired
+    EntityManagerFactory factory;
 
     TransactionTemplate transactions;
 
@@ -225,5 +231,49 @@ class SpringJpaTransactionTest {
 
         assertTrue(movements.findById("h-1").isEmpty());
         assertTrue(raw().find("h-1").isEmpty());
+    }
+
+    /**
+     * An entity manager bound before the transaction (open-in-view) outlives it: the refused commit
+     * must not leave the failed effect's entity in it for the request's next transaction to write.
+     */
+    @Test
+    void aPreBoundEntityManagerKeepsNothingOfTheFailedEffectForTheNextTransaction() {
+        EntityManager preBound = factory.createEntityManager();
+        TransactionSynchronizationManager.bindResource(factory, new EntityManagerHolder(preBound));
+        try {
+            assertThrows(UnexpectedRollbackException.class, () -> transactions.executeWithoutResult(status -> {
+                assertTrue(preBound.getTransaction().isActive(), "the transaction took the pre-bound entity manager");
+                assertThrows(IllegalStateException.class, () -> inbox.apply("v-1", Content.of(1), tx -> {
+                    movements.save(new Movement("v-1", 1));
+                    throw new IllegalStateException("effect failed");
+                }));
+            }));
+
+            transactions.executeWithoutResult(status -> movements.save(new Movement("v-next", 1)));
+        } finally {
+            TransactionSynchronizationManager.unbindResource(factory);
+            preBound.close();
+        }
+
+        assertTrue(movements.findById("v-next").isPresent());
+        assertTrue(movements.findById("v-1").isEmpty(), "the failed effect's entity was not written by the next transaction");
+        assertTrue(raw().find("v-1").isEmpty());
+    }
+
+    /** Only an effect that ran and failed marks the transaction: a duplicate, a conflict or a refused id leave it usable. */
+    @Test
+    void anOutcomeOrARefusalBeforeTheEffectLeavesAJpaTransactionUsable() {
+        transactions.executeWithoutResult(status -> inbox.apply("e-1", Content.of(1), tx -> 1));
+
+        transactions.executeWithoutResult(status -> {
+            movements.save(new Movement("e-caller", 3));
+            assertInstanceOf(Outcome.Duplicate.class, inbox.apply("e-1", Content.of(1), tx -> 1));
+            assertInstanceOf(Outcome.Conflict.class, inbox.apply("e-1", Content.of(2), tx -> 1));
+            assertThrows(InboxException.class, () -> inbox.apply("bad\nid", Content.of(1), tx -> 1));
+            assertFalse(status.isRollbackOnly());
+        });
+
+        assertEquals(3, movements.findById("e-caller").orElseThrow().qty());
     }
 }
