@@ -256,6 +256,29 @@ class SpringJoinedPostgresEdgesTest {
         assertTrue(inbox.find("z-1").isEmpty());
     }
 
+    /**
+     * SUPPORTS without a transaction, after a read that bound a connection for synchronization: no
+     * transaction to join, so the call opens one of its own, and its effect's writes commit in it.
+     */
+    @Test
+    void aSupportsScopeWithoutATransactionGetsATransactionOfTheInboxsOwn() {
+        SpringInbox spring = open(2);
+        TransactionTemplate supports = transactions();
+        supports.setPropagationBehavior(TransactionDefinition.PROPAGATION_SUPPORTS);
+
+        Outcome<Integer> outcome = supports.execute(status -> {
+            stock();
+            return spring.apply("u-1", Content.of(5), tx -> addFive());
+        });
+
+        assertInstanceOf(Outcome.Applied.class, outcome);
+        assertEquals(5, stock());
+        assertTrue(inbox.find("u-1").isPresent());
+        assertEquals(1, inbox.stats().applied());
+        assertInstanceOf(Outcome.Duplicate.class, supports.execute(status -> spring.apply("u-1", Content.of(5), tx -> addFive())));
+        assertEquals(5, stock());
+    }
+
     private Future<Outcome<Integer>> secondOutcome;
 
     private void awaitABackendWaitingOnALock(Future<?> waiter) {
