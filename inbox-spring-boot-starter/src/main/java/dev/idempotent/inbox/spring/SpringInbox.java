@@ -223,7 +223,12 @@ public final class SpringInbox {
             try {
                 pending = inbox.applyIn(connection, id, content, originTime, call);
             } catch (Throwable failed) {
-                call.failed(rollbackOnly);
+                try {
+                    call.failed(rollbackOnly);
+                } catch (RuntimeException e) {
+                    // The effect's own exception is what the caller must see.
+                    failed.addSuppressed(e);
+                }
                 throw failed;
             }
             call.succeeded(pending);
