@@ -22,7 +22,6 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The several inboxes of {@code inbox.instances.<key>.*}: builds each one's {@link JdbiInbox}
@@ -54,8 +53,7 @@ final class InboxInstances {
     }
 
     SpringInbox springInbox(JdbiInbox inbox) {
-        PlatformTransactionManager manager = transactionManager.getIfUnique();
-        return new SpringInbox(inbox, dataSource, manager == null ? null : new TransactionTemplate(manager));
+        return new SpringInbox(inbox, dataSource, InboxAutoConfiguration.ownTransactions(dataSource, transactionManager));
     }
 
     static String inboxBean(String key) {

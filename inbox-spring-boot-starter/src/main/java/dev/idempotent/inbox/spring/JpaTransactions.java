@@ -11,6 +11,7 @@ import org.springframework.orm.jpa.EntityManagerFactoryInfo;
 import org.springframework.orm.jpa.EntityManagerFactoryUtils;
 import org.springframework.orm.jpa.EntityManagerHolder;
 import org.springframework.orm.jpa.JpaDialect;
+import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.ClassUtils;
 
@@ -77,6 +78,12 @@ final class JpaTransactions {
             }
         }
         return false;
+    }
+
+    /** {@return whether {@code manager} is a JPA transaction manager that binds {@code dataSource}'s connections} */
+    static boolean manages(Object manager, DataSource dataSource) {
+        return manager instanceof JpaTransactionManager jpa && jpa.getDataSource() != null
+                && SpringInbox.transactionKey(jpa.getDataSource()) == dataSource;
     }
 
     private static boolean active(EntityManager entityManager) {
