@@ -105,7 +105,7 @@ public final class InboxAutoConfiguration {
      * @param inbox the inbox, the application's own if it defines one
      * @param dataSource the application's data source
      * @param transactionManager the application's transaction managers: the one of {@code dataSource}
-     *     opens the inbox's transactions when a caller has none (see {@link #ownTransactions})
+     *     opens the inbox's transactions when a caller has none, else the primary or only one
      * @return the bean to apply messages through
      */
     @Bean
