@@ -9,7 +9,6 @@ import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.util.List;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.Jdbi;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -72,7 +71,7 @@ public final class InboxAutoConfiguration {
             ObjectProvider<CallObserver> observers, ObjectProvider<CallContext> callContexts) {
         InboxStores.Store store = InboxStores.of(dataSource);
         return new Extensions(listeners, observers, callContexts).build(
-                properties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource))),
+                properties.applyTo(InboxStores.builder(store, InboxStores.jdbi(dataSource))),
                 properties.schema() == null ? store.defaultSchemaMode : properties.schema());
     }
 

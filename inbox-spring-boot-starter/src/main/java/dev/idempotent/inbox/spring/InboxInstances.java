@@ -4,7 +4,6 @@ import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.util.Map;
 import java.util.Objects;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.Jdbi;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ObjectProvider;
@@ -48,7 +47,7 @@ final class InboxInstances {
         InboxProperties.Instance instance = Objects.requireNonNull(properties.instances().get(key), key);
         InboxStores.Store store = InboxStores.of(dataSource);
         return extensions.build(
-                InboxProperties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource)), key, instance),
+                InboxProperties.applyTo(InboxStores.builder(store, InboxStores.jdbi(dataSource)), key, instance),
                 instance.schema() == null ? store.defaultSchemaMode : instance.schema());
     }
 

@@ -252,4 +252,29 @@ class SpringTwoDataSourcesTest {
         assertTrue(refused.getMessage().contains("read-only"), refused.getMessage());
         assertTrue(raw().find("ro-1").isEmpty());
     }
+
+    /**
+     * The inbox's own transactions (its apply without a transaction manager, its purge) on a pool
+     * that hands out autocommit off: the auto-configured inbox switches its connections to
+     * autocommit, and the pool gets them back as it gave them.
+     */
+    @Test
+    void theInboxsOwnTransactionsCommitOnAPoolWithAutoCommitOff() throws Exception {
+        long stockBefore = stock(inboxDataSource);
+
+        Outcome<Integer> outcome = raw().apply("own-1", Content.of(5),
+                tx -> tx.execute("UPDATE stock SET total = total + 5 WHERE item = 'snack'"));
+        Outcome<Integer> again = raw().apply("own-1", Content.of(5),
+                tx -> tx.execute("UPDATE stock SET total = total + 5 WHERE item = 'snack'"));
+        raw().retention().purge();
+
+        assertInstanceOf(Outcome.Applied.class, outcome);
+        assertInstanceOf(Outcome.Duplicate.class, again);
+        assertEquals(stockBefore + 5, stock(inboxDataSource));
+        assertTrue(raw().find("own-1").isPresent());
+        assertEquals(0, inboxDataSource.getHikariPoolMXBean().getActiveConnections());
+        try (java.sql.Connection connection = inboxDataSource.getConnection()) {
+            assertFalse(connection.getAutoCommit(), "the pool's own setting, restored");
+        }
+    }
 }
