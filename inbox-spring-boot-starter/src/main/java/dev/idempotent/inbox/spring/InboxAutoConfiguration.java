@@ -134,7 +134,7 @@ public final class InboxAutoConfiguration {
                 && resources.getResourceFactory() instanceof DataSource managed) {
             return SpringInbox.transactionKey(managed) == key;
         }
-        return JpaTransactions.PRESENT && JpaTransactions.manages(manager, key);
+        return SpringInbox.JPA_PRESENT && JpaTransactions.manages(manager, key);
     }
 
     /**

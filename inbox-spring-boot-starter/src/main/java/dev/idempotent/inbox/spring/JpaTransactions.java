@@ -13,19 +13,14 @@ import org.springframework.orm.jpa.EntityManagerHolder;
 import org.springframework.orm.jpa.JpaDialect;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
-import org.springframework.util.ClassUtils;
 
 /**
  * The JPA persistence contexts taking part in the current Spring transaction, those a
- * {@code JpaTransactionManager} bound to the thread. Loaded only when the application has Spring's
- * JPA support ({@link #PRESENT}), so that the starter needs neither JPA nor spring-orm.
+ * {@code JpaTransactionManager} bound to the thread. Named only behind {@link SpringInbox#JPA_PRESENT},
+ * so that it is loaded only when the application has Spring's JPA support, and the starter needs
+ * neither JPA nor spring-orm.
  */
 final class JpaTransactions {
-
-    /** Whether Spring's JPA support and the JPA API are on the class path. */
-    static final boolean PRESENT = ClassUtils.isPresent("org.springframework.orm.jpa.EntityManagerHolder",
-            JpaTransactions.class.getClassLoader())
-            && ClassUtils.isPresent("jakarta.persistence.EntityManager", JpaTransactions.class.getClassLoader());
 
     private JpaTransactions() {
     }

@@ -23,6 +23,7 @@ import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
 
 /**
  * The inbox in a Spring application: {@link #apply} runs in the Spring-managed transaction of the
@@ -81,6 +82,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * read-only transaction. Thread-safe.
  */
 public final class SpringInbox {
+
+    /** Whether Spring's JPA support and the JPA API are on the class path, read without loading either. */
+    static final boolean JPA_PRESENT = ClassUtils.isPresent("org.springframework.orm.jpa.EntityManagerHolder",
+            SpringInbox.class.getClassLoader())
+            && ClassUtils.isPresent("jakarta.persistence.EntityManager", SpringInbox.class.getClassLoader());
 
     private final JdbiInbox inbox;
     private final DataSource transactionKey;
@@ -208,7 +214,7 @@ public final class SpringInbox {
         // connection says: a pool may hand out connections with autocommit off to anyone.
         if (!(TransactionSynchronizationManager.getResource(transactionKey) instanceof ConnectionHolder holder)
                 || !(TransactionBinding.begun(holder)
-                        || JpaTransactions.PRESENT && JpaTransactions.bindsConnectionOf(transactionKey))) {
+                        || JPA_PRESENT && JpaTransactions.bindsConnectionOf(transactionKey))) {
             throw notTheInboxs();
         }
         Connection connection = DataSourceUtils.getConnection(transactionKey);
@@ -217,7 +223,7 @@ public final class SpringInbox {
                 throw notTheInboxs();
             }
             // Before the savepoint: the caller's pending entity writes must not be inside it.
-            Runnable rollbackOnly = JpaTransactions.PRESENT ? JpaTransactions.flush() : null;
+            Runnable rollbackOnly = JPA_PRESENT ? JpaTransactions.flush() : null;
             Call<R, X> call = new Call<>(effect, holder);
             PendingOutcome<R> pending;
             try {
