@@ -7,8 +7,8 @@ import dev.idempotent.inbox.InboxBuilder;
 import dev.idempotent.inbox.InboxListener;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import java.util.List;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.Jdbi;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -70,7 +71,7 @@ public final class InboxAutoConfiguration {
             ObjectProvider<CallObserver> observers, ObjectProvider<CallContext> callContexts) {
         InboxStores.Store store = InboxStores.of(dataSource);
         return new Extensions(listeners, observers, callContexts).build(
-                properties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource))),
+                properties.applyTo(InboxStores.builder(store, InboxStores.jdbi(dataSource))),
                 properties.schema() == null ? store.defaultSchemaMode : properties.schema());
     }
 
@@ -102,7 +103,8 @@ public final class InboxAutoConfiguration {
      *
      * @param inbox the inbox, the application's own if it defines one
      * @param dataSource the application's data source
-     * @param transactionManager the application's transaction manager, if it has exactly one
+     * @param transactionManager the application's transaction managers: the one of {@code dataSource}
+     *     opens the inbox's transactions when a caller has none, else the primary or only one
      * @return the bean to apply messages through
      */
     @Bean
@@ -111,8 +113,28 @@ public final class InboxAutoConfiguration {
     @ConditionalOnSingleCandidate(JdbiInbox.class)
     public SpringInbox springInbox(
             JdbiInbox inbox, DataSource dataSource, ObjectProvider<PlatformTransactionManager> transactionManager) {
-        PlatformTransactionManager manager = transactionManager.getIfUnique();
-        return new SpringInbox(inbox, dataSource, manager == null ? null : new TransactionTemplate(manager));
+        return new SpringInbox(inbox, dataSource, ownTransactions(dataSource, transactionManager));
+    }
+
+    /**
+     * The transactions a {@link SpringInbox} opens when its caller has none: through the one
+     * transaction manager of {@code dataSource} if the application has exactly one, whichever is
+     * primary, else through its only or primary transaction manager, else none. With several data
+     * sources the primary manager may be another's, whose transaction the inbox would refuse.
+     */
+    static TransactionTemplate ownTransactions(DataSource dataSource, ObjectProvider<PlatformTransactionManager> managers) {
+        DataSource key = SpringInbox.transactionKey(dataSource);
+        List<PlatformTransactionManager> own = managers.orderedStream().filter(manager -> manages(manager, key)).toList();
+        PlatformTransactionManager manager = own.size() == 1 ? own.get(0) : managers.getIfUnique();
+        return manager == null ? null : new TransactionTemplate(manager);
+    }
+
+    private static boolean manages(PlatformTransactionManager manager, DataSource key) {
+        if (manager instanceof ResourceTransactionManager resources
+                && resources.getResourceFactory() instanceof DataSource managed) {
+            return SpringInbox.transactionKey(managed) == key;
+        }
+        return SpringInbox.JPA_PRESENT && JpaTransactions.manages(manager, key);
     }
 
     /**

@@ -4,7 +4,6 @@ import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.util.Map;
 import java.util.Objects;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.Jdbi;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ObjectProvider;
@@ -22,7 +21,6 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The several inboxes of {@code inbox.instances.<key>.*}: builds each one's {@link JdbiInbox}
@@ -49,13 +47,12 @@ final class InboxInstances {
         InboxProperties.Instance instance = Objects.requireNonNull(properties.instances().get(key), key);
         InboxStores.Store store = InboxStores.of(dataSource);
         return extensions.build(
-                InboxProperties.applyTo(InboxStores.builder(store, Jdbi.create(dataSource)), key, instance),
+                InboxProperties.applyTo(InboxStores.builder(store, InboxStores.jdbi(dataSource)), key, instance),
                 instance.schema() == null ? store.defaultSchemaMode : instance.schema());
     }
 
     SpringInbox springInbox(JdbiInbox inbox) {
-        PlatformTransactionManager manager = transactionManager.getIfUnique();
-        return new SpringInbox(inbox, dataSource, manager == null ? null : new TransactionTemplate(manager));
+        return new SpringInbox(inbox, dataSource, InboxAutoConfiguration.ownTransactions(dataSource, transactionManager));
     }
 
     static String inboxBean(String key) {

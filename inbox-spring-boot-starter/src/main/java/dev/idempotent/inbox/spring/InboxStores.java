@@ -7,7 +7,9 @@ import dev.idempotent.inbox.jdbi.JdbiInbox;
 import dev.idempotent.inbox.mariadb.MariaDbInbox;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
+import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.springframework.boot.jdbc.DatabaseDriver;
@@ -52,6 +54,35 @@ final class InboxStores {
             default -> throw new InboxException("the inbox has no store for the DataSource's database '" + product
                     + "'; it works on SQLite, PostgreSQL and MariaDB");
         };
+    }
+
+    /**
+     * The Jdbi of an inbox's own transactions over the application's data source. Its connections
+     * are switched to autocommit when the pool hands them out with autocommit off (a common setting
+     * beside Hibernate): the inbox opens its transactions itself and refuses a connection that looks
+     * like one already open. A connection just taken from the pool has no transaction open, so the
+     * switch commits nothing; the pool restores its own setting when the connection is returned.
+     * Over a {@code TransactionAwareDataSourceProxy} it takes its target's connections, never a
+     * Spring transaction's.
+     */
+    static Jdbi jdbi(DataSource dataSource) {
+        DataSource own = SpringInbox.transactionKey(dataSource);
+        return Jdbi.create(() -> {
+            Connection connection = own.getConnection();
+            try {
+                if (!connection.getAutoCommit()) {
+                    connection.setAutoCommit(true);
+                }
+                return connection;
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    connection.close();
+                } catch (SQLException closing) {
+                    e.addSuppressed(closing);
+                }
+                throw e;
+            }
+        });
     }
 
     static InboxBuilder<? extends JdbiInbox> builder(Store store, Jdbi jdbi) {

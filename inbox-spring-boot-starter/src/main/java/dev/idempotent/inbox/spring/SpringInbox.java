@@ -10,13 +10,20 @@ import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
+import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
 
 /**
  * The inbox in a Spring application: {@link #apply} runs in the Spring-managed transaction of the
@@ -37,27 +44,52 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li>Inside a transaction, the call joins it on the transaction's connection
  *       ({@link DataSourceUtils#getConnection}), through {@link JdbiInbox#applyIn(Connection,
  *       String, Content, Effect)}: the claim and the effect run in a savepoint; if the effect
- *       throws, neither remains and the exception reaches the caller unchanged (and, thrown out of
- *       a {@code @Transactional} method, rolls the transaction back). The outcome returned is the
- *       one decided in the transaction: an {@link Outcome.Applied} holds once it commits.
+ *       throws, neither remains in the database and the exception reaches the caller unchanged
+ *       (and, thrown out of a {@code @Transactional} method, rolls the transaction back). The
+ *       outcome returned is the one decided in the transaction: an {@link Outcome.Applied} holds
+ *       once it commits.
  *   <li>Outside one, it opens a transaction of its own through the application's transaction
  *       manager and joins that, so the effect's writes are the same either way; the outcome
  *       returned is final. Without a transaction manager it calls {@link JdbiInbox#apply}, whose
  *       effect must write through the {@link Handle} it is given.
  * </ul>
  *
- * <p>The inbox's {@code stats()} and listener (its metrics) count a joined outcome in the
- * transaction's {@code afterCommit}, and a rolled-back one never. A JPA repository's writes are
- * flushed at commit unless the effect flushes them ({@code saveAndFlush}); either way they commit
- * or roll back with the claim, but only a flushed write fails inside the effect.
+ * <p>Under a JDBC transaction manager ({@code DataSourceTransactionManager},
+ * {@code JdbcTransactionManager}) the caller's transaction stays usable after an effect that
+ * threw: the caller may catch the exception and commit the rest of its work. Under a
+ * {@code JpaTransactionManager} it does not: Hibernate's persistence context is not covered by a
+ * savepoint, so the entities a failed effect saved or changed would still be written at the next
+ * flush. A failed effect therefore marks the JPA transaction rollback-only; the commit is refused
+ * ({@code UnexpectedRollbackException}) and nothing of the transaction remains. Before its
+ * savepoint, the call flushes the transaction's persistence context, so that the caller's own
+ * pending writes are never inside it (a flush that fails throws Spring's
+ * {@code DataAccessException}, before the message is claimed). A JPA repository's writes made by
+ * the effect are flushed at commit unless the effect flushes them ({@code saveAndFlush}); either
+ * way they commit or roll back with the claim, but only a flushed write fails inside the effect.
  *
- * <p>The transaction must be one of the data source the inbox works in; a transaction of another
- * data source is refused with an {@link InboxException}. Thread-safe.
+ * <p>The inbox's {@code stats()} and listener (its metrics) count a joined outcome in the
+ * transaction's {@code afterCommit}, and a rolled-back one never; nor a call made inside the
+ * effect of another joined call that failed, whose savepoint took it along. A rollback to a
+ * savepoint of the caller's own ({@code Propagation.NESTED}) is not told to the inbox: an outcome
+ * decided inside such a nested transaction that rolls back is counted when the outer transaction
+ * commits, though its claim is gone (the database is right; the count is not).
+ *
+ * <p>The transaction must be one that a transaction manager of the inbox's data source began: the
+ * data source, or the target of a {@code TransactionAwareDataSourceProxy} around it, bound to the
+ * thread with a transaction on its connection. A transaction of another data source is refused
+ * with an {@link InboxException} before the message is claimed, whatever the autocommit setting of
+ * the pools, for the inbox's record could not commit with the effect's writes there; so is a
+ * read-only transaction. Thread-safe.
  */
 public final class SpringInbox {
 
+    /** Whether Spring's JPA support and the JPA API are on the class path, read without loading either. */
+    static final boolean JPA_PRESENT = ClassUtils.isPresent("org.springframework.orm.jpa.EntityManagerHolder",
+            SpringInbox.class.getClassLoader())
+            && ClassUtils.isPresent("jakarta.persistence.EntityManager", SpringInbox.class.getClassLoader());
+
     private final JdbiInbox inbox;
-    private final DataSource dataSource;
+    private final DataSource transactionKey;
     private final TransactionTemplate ownTransactions;
 
     /**
@@ -70,7 +102,7 @@ public final class SpringInbox {
      */
     public SpringInbox(JdbiInbox inbox, DataSource dataSource, TransactionTemplate ownTransactions) {
         this.inbox = Objects.requireNonNull(inbox, "inbox");
-        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.transactionKey = transactionKey(Objects.requireNonNull(dataSource, "dataSource"));
         this.ownTransactions = ownTransactions;
     }
 
@@ -93,7 +125,9 @@ public final class SpringInbox {
      *     transaction commits otherwise
      * @throws X the effect's own exception, unchanged; nothing of the call remains
      * @throws InboxException as {@link JdbiInbox#applyIn(Connection, String, Content, Effect)} says,
-     *     or if the caller's transaction is not one of the inbox's data source
+     *     or if the caller's transaction is not one of the inbox's data source, or is read-only
+     * @throws org.springframework.dao.DataAccessException if flushing the caller's JPA persistence
+     *     context before the call fails; nothing of the call happened
      */
     @SuppressWarnings("overloads")
     public <R, X extends Exception> Outcome<R> apply(String id, Content content, Effect<Handle, R, X> effect) throws X {
@@ -172,18 +206,57 @@ public final class SpringInbox {
             throw new InboxException("the Spring transaction has no synchronization active, so the inbox could not"
                     + " learn of its commit; leave the transaction manager's synchronization on (the default)");
         }
-        Connection connection = DataSourceUtils.getConnection(dataSource);
+        if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
+            throw new InboxException("the Spring transaction is read-only, and the inbox records the message in it;"
+                    + " apply in a transaction that is not read-only");
+        }
+        // Whether the transaction is the inbox's is what the transaction manager bound, not what the
+        // connection says: a pool may hand out connections with autocommit off to anyone.
+        if (!(TransactionSynchronizationManager.getResource(transactionKey) instanceof ConnectionHolder holder)
+                || !(TransactionBinding.begun(holder)
+                        || JPA_PRESENT && JpaTransactions.bindsConnectionOf(transactionKey))) {
+            throw notTheInboxs();
+        }
+        Connection connection = DataSourceUtils.getConnection(transactionKey);
         try {
             if (autoCommit(connection)) {
-                throw new InboxException("the current Spring transaction holds no connection of the inbox's DataSource"
-                        + " (a transaction of another data source?); run the call in a transaction of the inbox's");
+                throw notTheInboxs();
             }
-            PendingOutcome<R> pending = inbox.applyIn(connection, id, content, originTime, effect);
-            TransactionSynchronizationManager.registerSynchronization(new CompletesOutcome(pending));
+            // Before the savepoint: the caller's pending entity writes must not be inside it.
+            Runnable rollbackOnly = JPA_PRESENT ? JpaTransactions.flush() : null;
+            Call<R, X> call = new Call<>(effect, holder);
+            PendingOutcome<R> pending;
+            try {
+                pending = inbox.applyIn(connection, id, content, originTime, call);
+            } catch (Throwable failed) {
+                try {
+                    call.failed(rollbackOnly);
+                } catch (RuntimeException e) {
+                    // The effect's own exception is what the caller must see.
+                    failed.addSuppressed(e);
+                }
+                throw failed;
+            }
+            call.succeeded(pending);
             return pending;
         } finally {
-            DataSourceUtils.releaseConnection(connection, dataSource);
+            DataSourceUtils.releaseConnection(connection, transactionKey);
         }
+    }
+
+    private static InboxException notTheInboxs() {
+        return new InboxException("the current Spring transaction is not one of the inbox's DataSource (a transaction"
+                + " of another data source?), so the inbox's record could not commit with the effect's writes; run the"
+                + " call in a transaction of the inbox's DataSource, or outside any");
+    }
+
+    /** The data source a transaction manager binds for {@code dataSource}: a transaction-aware proxy's target. */
+    static DataSource transactionKey(DataSource dataSource) {
+        DataSource key = dataSource;
+        while (key instanceof TransactionAwareDataSourceProxy proxy) {
+            key = Objects.requireNonNull(proxy.getTargetDataSource(), "the TransactionAwareDataSourceProxy's target");
+        }
+        return key;
     }
 
     private static boolean autoCommit(Connection connection) {
@@ -194,18 +267,106 @@ public final class SpringInbox {
         }
     }
 
-    /** Tells the inbox how the transaction ended: counts the outcome after a commit, never after a rollback. */
-    private record CompletesOutcome(PendingOutcome<?> pending) implements TransactionSynchronization {
+    /**
+     * A joined call's effect, run with the call pushed on this thread's calls in progress, so that
+     * the calls made inside the effect in the same transaction (its bound connection) are known to
+     * it: their savepoints lie inside its savepoint, and go when it goes.
+     */
+    private static final class Call<R, X extends Exception> implements Effect<Handle, R, X> {
+
+        /** The joined calls whose effect is running on this thread, innermost first. */
+        private static final ThreadLocal<Deque<Call<?, ?>>> IN_PROGRESS = new ThreadLocal<>();
+
+        private final Effect<Handle, R, X> effect;
+        private final Object transaction;
+        private final List<CompletesOutcome> inside = new ArrayList<>();
+        private boolean entered;
+
+        Call(Effect<Handle, R, X> effect, Object transaction) {
+            this.effect = effect;
+            this.transaction = transaction;
+        }
+
+        @Override
+        public R apply(Handle tx) throws X {
+            entered = true;
+            Deque<Call<?, ?>> calls = IN_PROGRESS.get();
+            if (calls == null) {
+                calls = new ArrayDeque<>();
+                IN_PROGRESS.set(calls);
+            }
+            calls.push(this);
+            try {
+                return effect.apply(tx);
+            } finally {
+                calls.pop();
+                if (calls.isEmpty()) {
+                    IN_PROGRESS.remove();
+                }
+            }
+        }
+
+        /**
+         * The call's savepoint was rolled back, or its transaction can no longer commit it: the calls
+         * made inside it are gone too, and a JPA transaction whose persistence context the effect may
+         * have changed is marked rollback-only.
+         */
+        void failed(Runnable rollbackOnly) {
+            if (entered && rollbackOnly != null) {
+                rollbackOnly.run();
+            }
+            inside.forEach(CompletesOutcome::rolledBack);
+        }
+
+        /** The call's outcome, and those of the calls inside it, now go with the enclosing call or the transaction. */
+        void succeeded(PendingOutcome<?> pending) {
+            CompletesOutcome completes = new CompletesOutcome(pending);
+            TransactionSynchronizationManager.registerSynchronization(completes);
+            Deque<Call<?, ?>> calls = IN_PROGRESS.get();
+            Call<?, ?> enclosing = calls == null ? null : calls.peek();
+            // A call in a transaction of its own (REQUIRES_NEW) inside the effect is not inside its savepoint.
+            if (enclosing != null && enclosing.transaction == transaction) {
+                enclosing.inside.add(completes);
+                enclosing.inside.addAll(inside);
+            }
+        }
+    }
+
+    /**
+     * Tells the inbox how the transaction ended: counts the outcome after a commit, never after a
+     * rollback, nor after the rollback of an enclosing call's savepoint.
+     */
+    private static final class CompletesOutcome implements TransactionSynchronization {
+
+        private final PendingOutcome<?> pending;
+        private volatile boolean rolledBack;
+
+        CompletesOutcome(PendingOutcome<?> pending) {
+            this.pending = pending;
+        }
+
+        void rolledBack() {
+            rolledBack = true;
+            pending.rolledBack();
+        }
 
         @Override
         public void afterCommit() {
-            pending.committed();
+            if (rolledBack) {
+                return;
+            }
+            try {
+                pending.committed();
+            } catch (IllegalStateException e) {
+                // The inbox itself learnt that the call's savepoint went (a joined call around this one,
+                // made past SpringInbox, that failed): it counts nothing, and the commit is no failure.
+            }
         }
 
         @Override
         public void afterCompletion(int status) {
             if (status != STATUS_COMMITTED) {
-                pending.rolledBack();
+                rolledBack();
             }
         }
     }

@@ -46,7 +46,7 @@ class SpringInboxTest {
             InboxException refused = assertThrows(InboxException.class, () -> other.executeWithoutResult(status ->
                     spring.apply("x-1", Content.of(1), tx -> { })));
 
-            assertTrue(refused.getMessage().contains("holds no connection of the inbox's DataSource"), refused.getMessage());
+            assertTrue(refused.getMessage().contains("not one of the inbox's DataSource"), refused.getMessage());
             assertTrue(inbox.find("x-1").isEmpty());
             assertEquals(new InboxStats(0, 0, 0, 0, 0, 0, 0), inbox.stats());
         }
@@ -115,6 +115,75 @@ class SpringInboxTest {
             });
             assertTrue(inbox.find("t-2").isEmpty());
             assertEquals(1, inbox.stats().attempts(), "the rolled-back call is not counted");
+        }
+    }
+
+    /**
+     * Finding 8: a call made inside another call's effect is gone with that effect's savepoint, and
+     * was counted Applied all the same at the commit.
+     */
+    @Test
+    void aCallNestedInAFailedEffectIsNeitherKeptNorCounted() {
+        SQLiteDataSource dataSource = file("nested.db");
+        Jdbi jdbi = Jdbi.create(dataSource);
+        try (SqliteInbox a = SqliteInbox.builder(jdbi).name("a").build();
+                SqliteInbox b = SqliteInbox.builder(jdbi).name("b").build()) {
+            TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+            SpringInbox outer = new SpringInbox(a, dataSource, transactions);
+            SpringInbox inner = new SpringInbox(b, dataSource, transactions);
+
+            transactions.executeWithoutResult(status -> {
+                assertThrows(IllegalStateException.class, () -> outer.apply("n-1", Content.of(1), tx -> {
+                    assertInstanceOf(Outcome.Applied.class, inner.apply("n-1", Content.of(1), t -> { }));
+                    throw new IllegalStateException("the outer effect failed");
+                }));
+                assertInstanceOf(Outcome.Applied.class, inner.apply("n-2", Content.of(2), t -> { }),
+                        "a later call in the same transaction");
+            });
+
+            assertTrue(a.find("n-1").isEmpty());
+            assertTrue(b.find("n-1").isEmpty(), "gone with the outer effect's savepoint");
+            assertTrue(b.find("n-2").isPresent());
+            assertEquals(0, a.stats().applied());
+            assertEquals(1, b.stats().applied(), "n-2 only");
+        }
+    }
+
+    /** Three deep: the innermost fails and the middle goes on, then the middle fails and the outer goes on. */
+    @Test
+    void threeDeepOnlyWhatCommittedIsCounted() {
+        SQLiteDataSource dataSource = file("three.db");
+        Jdbi jdbi = Jdbi.create(dataSource);
+        try (SqliteInbox a = SqliteInbox.builder(jdbi).name("a").build();
+                SqliteInbox b = SqliteInbox.builder(jdbi).name("b").build();
+                SqliteInbox c = SqliteInbox.builder(jdbi).name("c").build()) {
+            TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+            SpringInbox outer = new SpringInbox(a, dataSource, transactions);
+            SpringInbox middle = new SpringInbox(b, dataSource, transactions);
+            SpringInbox innermost = new SpringInbox(c, dataSource, transactions);
+
+            transactions.executeWithoutResult(status -> {
+                outer.apply("1", Content.of(1), tx -> {
+                    middle.apply("1", Content.of(1), t -> {
+                        assertThrows(IllegalStateException.class, () -> innermost.apply("1", Content.of(1), u -> {
+                            throw new IllegalStateException("the innermost failed");
+                        }));
+                    });
+                });
+                outer.apply("2", Content.of(2), tx -> {
+                    assertThrows(IllegalStateException.class, () -> middle.apply("2", Content.of(2), t -> {
+                        innermost.apply("2", Content.of(2), u -> { });
+                        throw new IllegalStateException("the middle failed");
+                    }));
+                });
+            });
+
+            assertTrue(a.find("1").isPresent() && a.find("2").isPresent());
+            assertTrue(b.find("1").isPresent() && b.find("2").isEmpty());
+            assertTrue(c.find("1").isEmpty() && c.find("2").isEmpty());
+            assertEquals(2, a.stats().applied());
+            assertEquals(1, b.stats().applied());
+            assertEquals(0, c.stats().applied());
         }
     }
 }

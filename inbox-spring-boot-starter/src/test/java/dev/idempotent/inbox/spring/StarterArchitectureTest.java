@@ -40,4 +40,12 @@ class StarterArchitectureTest {
                 .because("a store is loaded only for its database, from InboxStores")
                 .check(MAIN);
     }
+
+    @Test
+    void namesJpaInOneClassOnly() {
+        noClasses().that().doNotHaveSimpleName("JpaTransactions")
+                .should().dependOnClassesThat().resideInAnyPackage("jakarta.persistence..", "org.springframework.orm..")
+                .because("JPA is the application's choice; its classes are loaded only when it is on the class path")
+                .check(MAIN);
+    }
 }

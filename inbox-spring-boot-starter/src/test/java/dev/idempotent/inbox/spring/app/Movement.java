@@ -29,4 +29,8 @@ public class Movement {
     public int qty() {
         return qty;
     }
+
+    public void qty(int qty) {
+        this.qty = qty;
+    }
 }
