@@ -186,16 +186,13 @@ public final class InboxRows {
 
     /**
      * The script of table {@code inbox_kafka_offset}, relative to the store's package: schema
-     * component {@value #KAFKA_OFFSET_COMPONENT}, version 1, the positions of inbox-kafka's
-     * offsets kept in the database. Schema mode {@code CREATE} runs it right after
+     * component {@code kafka_offset}, version 1, the positions of inbox-kafka's offsets kept in the
+     * database. Schema mode {@code CREATE} runs it right after
      * {@link #SCHEMA_SCRIPT} when it creates the schema; Flyway runs it as migration 0.2. A schema
      * already in place gets it only from a migration tool (or by hand), as {@code CREATE} runs no
      * DDL over a schema in place.
      */
     public static final String KAFKA_OFFSET_SCRIPT = "flyway/V0_2__kafka_offset.sql";
-
-    /** The component of {@code inbox_schema} that {@link #KAFKA_OFFSET_SCRIPT} records. */
-    public static final String KAFKA_OFFSET_COMPONENT = "kafka_offset";
 
     /** The inbox's tables in schema version 1. */
     public static final List<String> TABLES = List.of("inbox_schema", "inbox_message", "inbox_horizon");
