@@ -131,6 +131,23 @@ class CommitFailureTest {
         }
     }
 
+    private boolean rejectedAny() {
+        synchronized (events) {
+            return events.stream().anyMatch(e -> e.startsWith("rejected"));
+        }
+    }
+
+    /** Ends the lock holder's transaction, if a failed assertion left it open, and closes it. */
+    private static void release(Handle holder) {
+        try {
+            if (holder.isInTransaction()) {
+                holder.rollback();
+            }
+        } finally {
+            holder.close();
+        }
+    }
+
     private List<String> stocked() {
         return db.jdbi().withHandle(h -> h.createQuery("SELECT id FROM stock ORDER BY id").mapTo(String.class).list());
     }
@@ -233,17 +250,74 @@ class CommitFailureTest {
             }
             shelve().apply(tx, record);
         }).maxEffectAttempts(2).build())) {
-            Running.await(WAIT, () -> running.failure() != null
+            Running.await(WAIT, () -> running.failure() != null || rejectedAny()
                     || effectRuns.getOrDefault("locked", new AtomicInteger()).get() >= 5,
                     () -> "runs " + effectRuns + ", events " + events);
             assertNull(running.failure());
+            assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
             assertTrue(position() <= 1, "the position passed the record it never applied: " + events);
             holder.rollback();
             Running.await(WAIT, () -> running.failure() != null || position() >= 3, () -> "events " + events);
         } finally {
-            holder.close();
+            release(holder);
         }
         assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
         assertEquals(List.of("a", "c", "counter", "locked"), stocked());
+    }
+    /**
+     * The same on MariaDB: a lock wait timeout inside the effect (error 1205, from the
+     * innodb_lock_wait_timeout the inbox sets) never moves the position past the record. Runs once
+     * FailureKind classifies 1205 as retryable.
+     */
+    @Test
+    void lockWaitTimeoutInsideTheEffectOnMariaDbNeverMovesThePositionPastTheRecord() throws Exception {
+        Assumptions.assumeTrue(FailureKind.of(new SQLException("Lock wait timeout exceeded", "HY000", 1205))
+                == FailureKind.RETRYABLE, "FailureKind does not yet classify MariaDB's lock wait timeout (1205) as retryable");
+        try (TestDatabase maria = TestDatabase.create(TestDatabase.Kind.MARIADB, dbDir);
+                JdbiInbox mariaInbox = maria.inbox().busyTimeout(Duration.ofSeconds(1)).build()) {
+            maria.jdbi().useHandle(h -> {
+                h.execute("CREATE TABLE counter (id VARCHAR(20) PRIMARY KEY, n INT NOT NULL)");
+                h.execute("INSERT INTO counter (id, n) VALUES ('held', 0)");
+                h.execute("CREATE TABLE applied (id VARCHAR(20) PRIMARY KEY)");
+            });
+            broker.send(topic, 0, List.of(Map.entry("a", "A"), Map.entry("locked", "A"), Map.entry("c", "A")));
+            Handle holder = maria.jdbi().open();
+            holder.begin();
+            holder.execute("SELECT id FROM counter WHERE id = 'held' FOR UPDATE"); // another writer holds the row
+            try (Running running = Running.start(KafkaInboxConsumer.builder(mariaInbox, config(),
+                            (Handle tx, ConsumerRecord<String, byte[]> record) -> {
+                                effectRuns.computeIfAbsent(record.key(), k -> new AtomicInteger()).incrementAndGet();
+                                if (record.key().equals("locked")) {
+                                    tx.execute("UPDATE counter SET n = n + 1 WHERE id = 'held'");
+                                }
+                                tx.execute("INSERT INTO applied (id) VALUES (?)", record.key());
+                            })
+                    .topics(topic).maxEffectAttempts(2).retryBackoff(Duration.ofMillis(20))
+                    .listener(new KafkaInboxListener<>() {
+                        @Override
+                        public void onRejected(Handle tx, ConsumerRecord<String, byte[]> record, Exception failure) {
+                            events.add("rejected " + record.key() + "@" + record.offset());
+                        }
+
+                        @Override
+                        public void onCommitted(TopicPartition partition, long nextOffset) {
+                            events.add("committed " + nextOffset);
+                        }
+                    }).build())) {
+                Running.await(WAIT, () -> running.failure() != null || rejectedAny()
+                                || effectRuns.getOrDefault("locked", new AtomicInteger()).get() >= 4,
+                        () -> "runs " + effectRuns + ", events " + events);
+                assertNull(running.failure());
+                assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
+                assertTrue(position() <= 1, "the position passed the record it never applied: " + events);
+                holder.rollback();
+                Running.await(WAIT, () -> running.failure() != null || position() >= 3, () -> "events " + events);
+            } finally {
+                release(holder);
+            }
+            assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
+            assertEquals(List.of("a", "c", "locked"), maria.jdbi().withHandle(h -> h.createQuery(
+                    "SELECT id FROM applied ORDER BY id").mapTo(String.class).list()));
+        }
     }
 }
