@@ -1,5 +1,9 @@
 package dev.idempotent.inbox.kafka;
 
+import dev.idempotent.inbox.InboxStorageException;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.HashMap;
@@ -10,17 +14,14 @@ import org.jdbi.v3.core.Handle;
 
 /**
  * Table {@code inbox_kafka_offset}: the next offset to consume per group, topic and partition,
- * written through the batch's own transaction handle so it commits with the batch.
+ * written through the batch's own transaction handle so it commits with the batch. The table is the
+ * inbox's schema step's (schema mode {@code CREATE}, or migration {@value #MIGRATION}); nothing
+ * here runs DDL, which MariaDB would commit in the middle of the batch's transaction.
  */
 final class DatabaseOffsets {
 
-    static final String CREATE = """
-            CREATE TABLE IF NOT EXISTS inbox_kafka_offset (
-                consumer_group VARCHAR(255) NOT NULL,
-                topic VARCHAR(255) NOT NULL,
-                kafka_partition INTEGER NOT NULL,
-                next_offset BIGINT NOT NULL,
-                PRIMARY KEY (consumer_group, topic, kafka_partition))""";
+    static final String TABLE = "inbox_kafka_offset";
+    static final String MIGRATION = "V0_2__kafka_offset.sql";
 
     private final String group;
 
@@ -36,9 +37,48 @@ final class DatabaseOffsets {
                 + " Handle (the SQLite, PostgreSQL or MariaDB inbox); this one gives " + tx.getClass().getName());
     }
 
-    /** Creates the table if absent and reads the stored positions of {@code partitions}. */
+    /**
+     * Refuses a database without the table, naming the migration that makes it.
+     *
+     * @throws InboxStorageException of kind {@code SCHEMA_MISSING} if the table is missing
+     */
+    static void requireTable(Handle handle) {
+        boolean exists;
+        try {
+            Connection connection = handle.getConnection();
+            DatabaseMetaData metaData = connection.getMetaData();
+            String escape = metaData.getSearchStringEscape();
+            String pattern = escape == null || escape.isEmpty() ? TABLE : TABLE.replace("_", escape + "_");
+            // The connection's own catalog and schema: where the inbox's tables are.
+            try (ResultSet tables = metaData.getTables(connection.getCatalog(), connection.getSchema(), pattern,
+                    null)) {
+                exists = tables.next();
+            }
+        } catch (SQLException e) {
+            throw new InboxStorageException(InboxStorageException.Kind.OTHER,
+                    "could not tell whether table " + TABLE + " exists", e);
+        }
+        String advice = "; run the inbox's migration " + MIGRATION + " (Flyway location"
+                + " classpath:dev/idempotent/inbox/<database>/flyway, or change set inbox-kafka-offset-1 of the"
+                + " inbox's Liquibase changelog)";
+        if (!exists) {
+            throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING, "table " + TABLE
+                    + ", where OffsetStorage.DATABASE keeps positions, is missing" + advice, null);
+        }
+        // A table an earlier version of this consumer created on MariaDB has the database's default
+        // collation, under which 'warehouse' and 'Warehouse' are one group; the migration converts it.
+        if (isMySqlFamily(handle) && handle.createQuery("SELECT COUNT(*) FROM information_schema.COLUMNS"
+                        + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = :table"
+                        + " AND COLUMN_NAME IN ('consumer_group', 'topic') AND COLLATION_NAME NOT LIKE '%\\_bin'")
+                .bind("table", TABLE).mapTo(Integer.class).one() > 0) {
+            throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING, "table " + TABLE
+                    + " compares group and topic case-insensitively, but Kafka's names are case-sensitive" + advice,
+                    null);
+        }
+    }
+
+    /** Reads the stored positions of {@code partitions}; those without one are absent. */
     Map<TopicPartition, Long> read(Handle handle, Collection<TopicPartition> partitions) {
-        handle.execute(CREATE);
         Map<TopicPartition, Long> stored = new HashMap<>();
         for (TopicPartition partition : partitions) {
             handle.createQuery("SELECT next_offset FROM inbox_kafka_offset"

@@ -30,6 +30,13 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * there: the consumer seeks back to it and pauses the partition for the retry backoff; records after
  * it that did commit are then redelivered and answered as duplicates.
  *
+ * <p>A batch whose transaction fails as a whole for another reason (a deferred constraint checked
+ * at COMMIT, say) is applied again record by record, each in a transaction of its own, before an
+ * attempt counts against any record: the records that commit alone move the position, and the one
+ * that fails alone is retried up to {@link Builder#maxEffectAttempts(int)} and then handed to
+ * {@link KafkaInboxListener#onRejected} in a transaction of its own. The position passes a record
+ * only once it was applied or that hand-off committed.
+ *
  * <pre>{@code
  * Map<String, Object> config = Map.of(
  *         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9092",
@@ -88,6 +95,9 @@ public final class KafkaInboxConsumer<H> implements AutoCloseable {
      * Subscribes and polls on the calling thread until {@link #close()} is called.
      *
      * @throws IllegalStateException if called a second time
+     * @throws dev.idempotent.inbox.InboxStorageException of kind {@code SCHEMA_MISSING}, before
+     *     subscribing, if positions are kept in the database and its table {@code inbox_kafka_offset}
+     *     is missing (the message names the migration)
      * @throws dev.idempotent.inbox.InboxException when the inbox refuses a batch for good (it is
      *     closed, read-only, corrupt, or of a newer schema); what committed before stays committed
      * @throws org.apache.kafka.common.KafkaException when Kafka fails in a way the consumer cannot
@@ -205,9 +215,11 @@ public final class KafkaInboxConsumer<H> implements AutoCloseable {
         }
 
         /**
-         * How many times a record whose effect throws its own exception is tried before it is
-         * rejected; default 3. Failures that may pass by themselves (a busy or lost database) are
-         * retried without limit.
+         * How many times a record whose effect throws its own exception, or whose transaction
+         * alone fails, is tried before it is rejected; default 3. Only attempts whose outcome is
+         * the record's own count: one in a batch that then failed as a whole does not. Failures
+         * that may pass by themselves (a busy or lost database, a lock timeout) are retried
+         * without limit.
          *
          * @param maxEffectAttempts at least 1
          * @return this builder

@@ -31,8 +31,10 @@ public interface KafkaInboxListener<H> {
 
     /**
      * A record will not be applied: it could not be read, its id or content is invalid, it is older
-     * than the inbox can judge, or its effect failed on every attempt allowed. The record counts as
-     * consumed; this is the place to write it to a dead-letter table.
+     * than the inbox can judge, or its effect (or its transaction alone) failed on every attempt
+     * allowed. The record counts as consumed; this is the place to write it to a dead-letter table.
+     * A record whose transaction failed alone is reported in a transaction of its own, with no
+     * other record in it; the position passes the record only if that transaction commits.
      *
      * @param tx the batch's transaction handle
      * @param record the record

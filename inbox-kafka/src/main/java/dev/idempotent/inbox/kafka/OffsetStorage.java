@@ -18,6 +18,14 @@ public enum OffsetStorage {
      * the stored position, so the database alone decides what was consumed. Kafka's committed
      * offsets are still written after each batch, for lag monitoring only. Needs an inbox whose
      * transaction handle is a Jdbi {@code Handle} (the SQLite, PostgreSQL and MariaDB inboxes).
+     *
+     * <p>The table is the inbox's schema step's, never the consumer's: schema mode {@code CREATE}
+     * creates it with a new schema, and each adapter ships it as migration
+     * {@code V0_2__kafka_offset.sql} (Flyway) and change set {@code inbox-kafka-offset-1}
+     * (Liquibase), to run over a schema an earlier version created. Its group and topic compare
+     * exactly, as Kafka's names do, on every database. Without it {@link KafkaInboxConsumer#run()}
+     * refuses to start. While the database cannot say where a newly assigned partition stands, the
+     * partition stays paused and the consumer asks again after the retry backoff.
      */
     DATABASE
 }

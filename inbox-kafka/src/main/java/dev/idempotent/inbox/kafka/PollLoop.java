@@ -55,8 +55,18 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     private final Map<TopicPartition, OffsetAndMetadata> uncommitted = new HashMap<>();
     /** Partitions paused after a failure, with the System.nanoTime() at which to resume them. */
     private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
+    /** The position each partition moved to last, committed in the database. */
+    private final Map<TopicPartition, Long> committedPositions = new HashMap<>();
+    /**
+     * Partitions assigned (with positions in the database) whose stored position could not be read
+     * yet, paused, with the System.nanoTime() at which to ask again.
+     */
+    private final Map<TopicPartition, Long> unpositioned = new HashMap<>();
     /** Effect failures so far of the record at a partition's position. */
     private final Map<TopicPartition, Attempts> effectFailures = new HashMap<>();
+
+    /** What reading the stored positions on assignment threw, for run() to throw unwrapped. */
+    private RuntimeException assignmentFailure;
 
     private final AtomicBoolean started = new AtomicBoolean();
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -86,14 +96,24 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
             if (closing) {
                 return;
             }
+            if (databaseOffsets != null) {
+                requireOffsetTable();
+            }
             consumer.subscribe(topics, this);
             while (!closing) {
+                positionDuePartitions();
                 resumeDuePartitions();
                 ConsumerRecords<String, byte[]> records;
                 try {
                     records = consumer.poll(nextPollTimeout());
                 } catch (WakeupException e) {
                     continue; // close() was called: the loop's condition ends it
+                } catch (KafkaException e) {
+                    if (assignmentFailure != null && e.getCause() == assignmentFailure) {
+                        // Kafka wraps what the rebalance callback threw; the inbox's own exception says more.
+                        throw assignmentFailure;
+                    }
+                    throw e;
                 }
                 for (TopicPartition partition : records.partitions()) {
                     if (closing) {
@@ -145,8 +165,43 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
         }
     }
 
-    /** One partition's records of one poll: one transaction, then the position. */
+    /**
+     * One partition's records of one poll: one transaction, then the position. When that
+     * transaction fails as a whole for a reason that is not the database's (a deferred constraint
+     * at COMMIT, say), the records are applied again one by one, each in a transaction of its own,
+     * so that an attempt counts against the record that failed and no other.
+     */
     private void applyBatch(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
+        RuntimeException failure = applyTogether(partition, records);
+        if (failure == null) {
+            return;
+        }
+        if (records.size() == 1 || FailureKind.of(failure) == FailureKind.RETRYABLE) {
+            failedAlone(partition, records.get(0), failure);
+            return;
+        }
+        log.info("kafka consumer: batch {}@{} ({} records) failed as a whole, applied again one by one: {}",
+                partition, records.get(0).offset(), records.size(), failure.toString());
+        for (ConsumerRecord<String, byte[]> record : records) {
+            if (closing) {
+                return; // the rest stays unapplied; its position was never moved
+            }
+            failure = applyTogether(partition, List.of(record));
+            if (failure != null) {
+                failedAlone(partition, record, failure);
+                return;
+            }
+            if (positionOf(partition) != record.offset() + 1) {
+                return; // not settled: applyTogether paused the partition at it
+            }
+        }
+    }
+
+    /**
+     * Applies {@code records} in one transaction and moves the position past those settled; returns
+     * the failure of the transaction as a whole, or {@code null}. Throws a permanent failure.
+     */
+    private RuntimeException applyTogether(TopicPartition partition, List<ConsumerRecord<String, byte[]>> records) {
         List<Slot> slots = new ArrayList<>(records.size());
         List<Message> messages = new ArrayList<>(records.size());
         Map<Message, ConsumerRecord<String, byte[]>> recordOf = new IdentityHashMap<>();
@@ -164,38 +219,111 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
             }
         }
         long first = records.get(0).offset();
-        long[] next = {first};
+        Settled[] settled = {null};
         try {
             inbox.<Void, Exception>applyAll(messages, (tx, message) -> {
                 effect.apply(tx, recordOf.get(message));
                 return null;
-            }, (tx, results) -> next[0] = settle(tx, partition, slots, results));
+            }, (tx, results) -> settled[0] = settle(tx, partition, slots, results));
         } catch (RuntimeException failure) {
             if (FailureKind.of(failure) == FailureKind.PERMANENT) {
                 throw failure;
             }
-            log.warn("kafka consumer: batch {}@{} ({} records) not applied, retried after {}: {}",
-                    partition, first, records.size(), retryBackoff, failure.toString());
-            retryLater(partition, first);
+            return failure;
+        }
+        // Only now, with the transaction committed, do the attempts it made count.
+        if (settled[0].attempts() == null) {
+            effectFailures.remove(partition);
+        } else {
+            effectFailures.put(partition, settled[0].attempts());
+        }
+        long next = settled[0].next();
+        long end = records.get(records.size() - 1).offset() + 1;
+        if (next > first) {
+            moved(partition, next);
+        }
+        if (next < end) {
+            retryLater(partition, next);
+        }
+        return null;
+    }
+
+    /**
+     * After the transaction of {@code record} alone, or of a batch beginning with it, failed as a
+     * whole: a failure that may pass is retried without limit; any other counts an attempt against
+     * the record, which once its attempts are used up is handed to the listener in a transaction
+     * of its own, and only then passed.
+     */
+    private void failedAlone(TopicPartition partition, ConsumerRecord<String, byte[]> record, RuntimeException failure) {
+        FailureKind kind = FailureKind.of(failure);
+        if (kind == FailureKind.RETRYABLE) {
+            log.warn("kafka consumer: {}@{} not applied, retried after {}: {}", partition, record.offset(),
+                    retryBackoff, failure.toString());
+            retryLater(partition, record.offset());
             return;
         }
-        long end = records.get(records.size() - 1).offset() + 1;
-        if (next[0] > first) {
-            uncommitted.put(partition, new OffsetAndMetadata(next[0]));
-            commitToKafka(Set.of(partition));
-            listener.onCommitted(partition, next[0]);
+        Attempts attempts = counted(partition, record);
+        if (attempts.failed() < maxEffectAttempts) {
+            effectFailures.put(partition, attempts);
+            log.warn("kafka consumer: record {}@{} failed its transaction (attempt {} of {}), retried after {}: {}",
+                    partition, record.offset(), attempts.failed(), maxEffectAttempts, retryBackoff, failure.toString());
+            retryLater(partition, record.offset());
+            return;
         }
-        if (next[0] < end) {
-            retryLater(partition, next[0]);
+        long next = record.offset() + 1;
+        try {
+            inbox.<Void, RuntimeException>applyAll(List.of(), (tx, message) -> null, (tx, results) -> {
+                log.warn("kafka consumer: record {}@{} rejected ({}) after {} attempts: {}", partition,
+                        record.offset(), kind, attempts.failed(), failure.toString());
+                listener.onRejected(tx, record, failure);
+                if (databaseOffsets != null) {
+                    databaseOffsets.write(DatabaseOffsets.handleOf(tx), partition, next);
+                }
+            });
+        } catch (RuntimeException handOffFailed) {
+            if (FailureKind.of(handOffFailed) == FailureKind.PERMANENT) {
+                throw handOffFailed;
+            }
+            // Its attempts stay used up: the next failure hands it off again.
+            effectFailures.put(partition, attempts);
+            log.warn("kafka consumer: rejection of {}@{} not committed, retried after {}: {}", partition,
+                    record.offset(), retryBackoff, handOffFailed.toString());
+            retryLater(partition, record.offset());
+            return;
         }
+        effectFailures.remove(partition);
+        moved(partition, next);
+        // The fetch position is past the batch: the records after this one are fetched again now.
+        retryLater(partition, next, 0);
+    }
+
+    /** The position moved to {@code next} in the database: commits it to Kafka and tells the listener. */
+    private void moved(TopicPartition partition, long next) {
+        uncommitted.put(partition, new OffsetAndMetadata(next));
+        committedPositions.put(partition, next);
+        commitToKafka(Set.of(partition));
+        listener.onCommitted(partition, next);
+    }
+
+    private long positionOf(TopicPartition partition) {
+        return committedPositions.getOrDefault(partition, -1L);
+    }
+
+    /** The attempts of {@code record} with one more failure. */
+    private Attempts counted(TopicPartition partition, ConsumerRecord<String, byte[]> record) {
+        Attempts attempts = effectFailures.get(partition);
+        int failed = attempts != null && attempts.offset() == record.offset() ? attempts.failed() + 1 : 1;
+        return new Attempts(record.offset(), failed);
     }
 
     /**
      * Inside the batch's transaction: reports conflicts and rejections, and finds the position, the
-     * offset after the settled records that precede the first one to retry.
+     * offset after the settled records that precede the first one to retry, and the attempts of
+     * the record there. Changes no state of the loop, since the transaction may still fail.
      */
-    private long settle(H tx, TopicPartition partition, List<Slot> slots, List<MessageResult<Void>> results) {
+    private Settled settle(H tx, TopicPartition partition, List<Slot> slots, List<MessageResult<Void>> results) {
         long next = slots.get(0).record().offset();
+        Attempts attempts = effectFailures.get(partition);
         int result = 0;
         for (Slot slot : slots) {
             ConsumerRecord<String, byte[]> record = slot.record();
@@ -203,6 +331,7 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
                 log.warn("kafka consumer: record {}@{} rejected, unreadable: {}", partition, record.offset(),
                         slot.unreadable().toString());
                 listener.onRejected(tx, record, slot.unreadable());
+                attempts = null;
                 next = record.offset() + 1;
                 continue;
             }
@@ -213,14 +342,21 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
                             partition, record.offset(), conflict.id());
                     listener.onConflict(tx, record, conflict);
                 }
-                effectFailures.remove(partition);
+                attempts = null;
                 next = record.offset() + 1;
                 continue;
             }
             Exception failure = judged.failure().orElseThrow();
             FailureKind kind = FailureKind.of(failure);
-            if (kind == FailureKind.RETRYABLE || (kind == FailureKind.EFFECT && !lastAttempt(partition, record))) {
+            if (kind == FailureKind.RETRYABLE) {
                 break; // neither this record nor any after it counts as consumed
+            }
+            if (kind == FailureKind.EFFECT) {
+                int failed = attempts != null && attempts.offset() == record.offset() ? attempts.failed() + 1 : 1;
+                attempts = new Attempts(record.offset(), failed);
+                if (failed < maxEffectAttempts) {
+                    break;
+                }
             }
             if (failure instanceof StaleMessageException) {
                 // An expected answer to a resend older than the retention, not a fault.
@@ -231,27 +367,23 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
                         judged.message().id(), kind, failure.toString());
             }
             listener.onRejected(tx, record, failure);
-            effectFailures.remove(partition);
+            attempts = null;
             next = record.offset() + 1;
         }
         if (databaseOffsets != null && next > slots.get(0).record().offset()) {
             databaseOffsets.write(DatabaseOffsets.handleOf(tx), partition, next);
         }
-        return next;
-    }
-
-    /** Counts a failed attempt of the effect of {@code record}; true once the attempts are used up. */
-    private boolean lastAttempt(TopicPartition partition, ConsumerRecord<String, byte[]> record) {
-        Attempts attempts = effectFailures.get(partition);
-        int failed = attempts != null && attempts.offset() == record.offset() ? attempts.failed() + 1 : 1;
-        effectFailures.put(partition, new Attempts(record.offset(), failed));
-        return failed >= maxEffectAttempts;
+        return new Settled(next, attempts);
     }
 
     private void retryLater(TopicPartition partition, long offset) {
+        retryLater(partition, offset, retryBackoff.toNanos());
+    }
+
+    private void retryLater(TopicPartition partition, long offset, long delayNanos) {
         consumer.seek(partition, offset);
         consumer.pause(Set.of(partition));
-        pausedUntil.put(partition, System.nanoTime() + retryBackoff.toNanos());
+        pausedUntil.put(partition, System.nanoTime() + delayNanos);
     }
 
     private void resumeDuePartitions() {
@@ -273,6 +405,9 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
         long wait = pollTimeout.toNanos();
         for (long until : pausedUntil.values()) {
             wait = Math.min(wait, Math.max(0, until - now));
+        }
+        for (long at : unpositioned.values()) {
+            wait = Math.min(wait, Math.max(0, at - now));
         }
         return Duration.ofNanos(Math.max(wait, TimeUnit.MILLISECONDS.toNanos(1)));
     }
@@ -326,6 +461,8 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
             uncommitted.remove(partition);
             pausedUntil.remove(partition);
             effectFailures.remove(partition);
+            committedPositions.remove(partition);
+            unpositioned.remove(partition);
         }
     }
 
@@ -334,17 +471,81 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
         if (databaseOffsets == null || partitions.isEmpty()) {
             return;
         }
-        Map<TopicPartition, Long> stored = readStoredPositions(partitions);
+        positionFromDatabase(List.copyOf(partitions));
+    }
+
+    /**
+     * Seeks {@code partitions} to their positions stored in the database. While the database cannot
+     * say for a reason that may pass (busy, away), they stay paused and are asked about again after
+     * the retry backoff: consuming from Kafka's own offset instead could pass records the database
+     * never saw applied. Any other failure ends {@link #run()}.
+     */
+    private void positionFromDatabase(List<TopicPartition> partitions) {
+        Map<TopicPartition, Long> stored;
+        try {
+            stored = readStoredPositions(partitions);
+        } catch (RuntimeException e) {
+            if (FailureKind.of(e) != FailureKind.RETRYABLE) {
+                assignmentFailure = e;
+                throw e;
+            }
+            log.warn("kafka consumer: stored positions of {} not read, the partitions wait {}: {}", partitions,
+                    retryBackoff, e.toString());
+            consumer.pause(partitions);
+            long at = System.nanoTime() + retryBackoff.toNanos();
+            for (TopicPartition partition : partitions) {
+                pausedUntil.remove(partition);
+                unpositioned.put(partition, at);
+            }
+            return;
+        }
         stored.forEach((partition, offset) -> {
             log.debug("kafka consumer: {} resumes at {}, the position stored in the database", partition, offset);
             consumer.seek(partition, offset);
         });
+        List<TopicPartition> waited = partitions.stream().filter(p -> unpositioned.remove(p) != null).toList();
+        if (!waited.isEmpty()) {
+            consumer.resume(waited);
+        }
+    }
+
+    /** Asks the database again for the positions of partitions assigned while it could not say. */
+    private void positionDuePartitions() {
+        long now = System.nanoTime();
+        List<TopicPartition> due = new ArrayList<>();
+        unpositioned.forEach((partition, at) -> {
+            if (at - now <= 0) {
+                due.add(partition);
+            }
+        });
+        if (!due.isEmpty()) {
+            positionFromDatabase(due);
+        }
+    }
+
+    /**
+     * Runs before subscribing, in a transaction of the inbox itself (an empty batch): refuses a
+     * database without the positions' table, which the consumer never creates.
+     */
+    private void requireOffsetTable() {
+        try {
+            inbox.<Void, RuntimeException>applyAll(List.of(), (tx, message) -> null,
+                    (tx, results) -> DatabaseOffsets.requireTable(DatabaseOffsets.handleOf(tx)));
+        } catch (IllegalStateException e) {
+            throw e; // not a Jdbi inbox
+        } catch (RuntimeException e) {
+            if (FailureKind.of(e) == FailureKind.PERMANENT) {
+                throw e;
+            }
+            // A database that is busy or away now is met again, and retried, on assignment.
+            log.info("kafka consumer: could not check table {} before subscribing: {}", DatabaseOffsets.TABLE,
+                    e.toString());
+        }
     }
 
     /**
      * Reads in a transaction of the inbox itself (an empty batch) so that the handle is the one
-     * positions are written through. Retried a few times: members that start together may race to
-     * create the table.
+     * positions are written through. Retried a few times: the database may be busy.
      */
     private Map<TopicPartition, Long> readStoredPositions(Collection<TopicPartition> partitions) {
         RuntimeException last = null;
@@ -370,4 +571,7 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     private record Slot(ConsumerRecord<String, byte[]> record, RuntimeException unreadable) {}
 
     private record Attempts(long offset, int failed) {}
+
+    /** What a batch's transaction settled: the position, and the attempts of the record there (or null). */
+    private record Settled(long next, Attempts attempts) {}
 }

@@ -109,7 +109,6 @@ class ConsumerCrashTest {
             try (var inbox = dev.idempotent.inbox.postgres.PostgresInbox.builder(jdbi).build()) {
                 inbox.find("warm-up");
             }
-            jdbi.useHandle(h -> h.execute(DatabaseOffsets.CREATE));
             Stream stream = new Stream(run + 10, "postgres:" + schema, jdbi, storage);
             Random random = new Random(run * 104729L + storage.ordinal());
 

@@ -193,6 +193,7 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
             try {
                 if (readVersion(handle) == null) {
                     handle.createScript(schemaScript()).execute();
+                    handle.createScript(InboxRows.script(MariaDbStore.class, InboxRows.KAFKA_OFFSET_SCRIPT)).execute();
                 }
                 Integer version = readVersion(handle);
                 InboxRows.refuseNewerSchema(version == null ? SCHEMA_VERSION : version, SCHEMA_VERSION);

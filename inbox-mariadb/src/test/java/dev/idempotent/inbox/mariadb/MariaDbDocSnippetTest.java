@@ -69,6 +69,6 @@ class MariaDbDocSnippetTest {
         }
         int tables = fixture.jdbi().withHandle(handle -> handle.createQuery("SELECT COUNT(*) FROM information_schema.TABLES"
                 + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'inbox%'").mapTo(Integer.class).one());
-        assertEquals(3, tables, "the inbox created its schema");
+        assertEquals(4, tables, "the inbox created its schema, the Kafka offsets' table with it");
     }
 }

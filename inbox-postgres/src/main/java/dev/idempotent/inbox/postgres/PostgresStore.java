@@ -208,6 +208,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                         + " names no existing schema, so the inbox has nowhere to create its tables", null);
             }
             handle.createScript(schemaScript()).execute();
+            handle.createScript(InboxRows.script(PostgresStore.class, InboxRows.KAFKA_OFFSET_SCRIPT)).execute();
             Integer version = readVersion(handle);
             InboxRows.refuseNewerSchema(version == null ? SCHEMA_VERSION : version, SCHEMA_VERSION);
             handle.commit();

@@ -67,7 +67,7 @@ class PostgresMigrationTest {
     @Test
     void flywayMigratedSchemaIsTheOneTheInboxCreatesAndPassesValidate() {
         PostgresFixture migrated = fixture();
-        assertEquals(1, Migrations.flyway(migrated));
+        assertEquals(2, Migrations.flyway(migrated), "0.1, the inbox's tables, and 0.2, the Kafka offsets'");
 
         List<String> schema = inboxSchema(migrated);
         assertEquals(createdByTheInbox(), schema);
@@ -130,8 +130,8 @@ class PostgresMigrationTest {
         int executed = Migrations.configure(fresh)
                 .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate().migrationsExecuted;
 
-        assertEquals(2, executed);
-        assertEquals(List.of("0.1", "1"), fresh.jdbi().withHandle(handle -> handle.createQuery(
+        assertEquals(3, executed);
+        assertEquals(List.of("0.1", "0.2", "1"), fresh.jdbi().withHandle(handle -> handle.createQuery(
                 "SELECT version FROM flyway_schema_history ORDER BY installed_rank").mapTo(String.class).list()));
         fresh.builder().schema(SchemaMode.VALIDATE).build().close();
     }
@@ -144,13 +144,13 @@ class PostgresMigrationTest {
         FlywayException refused = assertThrows(FlywayException.class, () -> Migrations.configure(outOfOrder)
                 .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate());
         assertTrue(refused.getMessage().contains("0.1"), refused.getMessage());
-        assertEquals(1, Migrations.configure(outOfOrder).outOfOrder(true)
+        assertEquals(2, Migrations.configure(outOfOrder).outOfOrder(true)
                 .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate().migrationsExecuted);
         outOfOrder.builder().schema(SchemaMode.VALIDATE).build().close();
 
         PostgresFixture ownHistory = fixture();
         Migrations.configure(ownHistory).locations(Migrations.APPLICATION_LOCATION).load().migrate();
-        assertEquals(1, Migrations.configure(ownHistory).locations(Migrations.FLYWAY_LOCATION)
+        assertEquals(2, Migrations.configure(ownHistory).locations(Migrations.FLYWAY_LOCATION)
                 .table("inbox_flyway_history").baselineOnMigrate(true).baselineVersion("0")
                 .load().migrate().migrationsExecuted);
         ownHistory.builder().schema(SchemaMode.VALIDATE).build().close();

@@ -242,6 +242,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
             // Run even over a schema in place: the script is idempotent, and its write is what finds
             // a read-only file out now rather than at the first message.
             handle.createScript(schemaScript()).execute();
+            handle.createScript(InboxRows.script(SqliteStore.class, InboxRows.KAFKA_OFFSET_SCRIPT)).execute();
             execute(handle, "COMMIT", "creating the inbox schema");
         } catch (RuntimeException e) {
             try {

@@ -52,8 +52,8 @@ class SqliteMigrationTest {
         Migrations.flyway(file);
 
         assertEquals(createdByTheInbox(), inboxSchema(file));
-        assertEquals(List.of("table inbox_horizon", "table inbox_message", "index inbox_message_received",
-                "table inbox_schema"), inboxSchema(file).stream().map(s -> s.substring(0, s.indexOf(':'))).toList());
+        assertEquals(List.of("table inbox_horizon", "table inbox_kafka_offset", "table inbox_message",
+                "index inbox_message_received", "table inbox_schema"), inboxSchema(file).stream().map(s -> s.substring(0, s.indexOf(':'))).toList());
         assertEquals(1, version(file));
         try (SqliteInbox inbox = SqliteInbox.builder(file).schema(SchemaMode.VALIDATE).build()) {
             assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> 1));

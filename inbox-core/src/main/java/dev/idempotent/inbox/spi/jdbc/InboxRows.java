@@ -184,6 +184,16 @@ public final class InboxRows {
      */
     public static final String SCHEMA_SCRIPT = "flyway/V0_1__inbox_schema.sql";
 
+    /**
+     * The script of table {@code inbox_kafka_offset}, relative to the store's package: schema
+     * component {@code kafka_offset}, version 1, the positions of inbox-kafka's offsets kept in the
+     * database. Schema mode {@code CREATE} runs it right after
+     * {@link #SCHEMA_SCRIPT} when it creates the schema; Flyway runs it as migration 0.2. A schema
+     * already in place gets it only from a migration tool (or by hand), as {@code CREATE} runs no
+     * DDL over a schema in place.
+     */
+    public static final String KAFKA_OFFSET_SCRIPT = "flyway/V0_2__kafka_offset.sql";
+
     /** The inbox's tables in schema version 1. */
     public static final List<String> TABLES = List.of("inbox_schema", "inbox_message", "inbox_horizon");
 

@@ -1,0 +1,323 @@
+package dev.idempotent.inbox.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.FailureKind;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.jdbi.v3.core.Handle;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Failures that break a partition's whole transaction rather than one record's savepoint, on a
+ * real broker and PostgreSQL: a deferred foreign key that only COMMIT checks, and a lock timeout
+ * inside the effect. No record is skipped that was neither applied nor handed to the listener.
+ */
+class CommitFailureTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    static Path brokerDir;
+
+    static KafkaBroker broker;
+
+    @TempDir
+    Path dbDir;
+
+    private TestDatabase db;
+    private JdbiInbox inbox;
+    private String topic;
+    private String group;
+    /** Each listener call in order: "rejected key@offset" or "committed next". */
+    private final List<String> events = Collections.synchronizedList(new ArrayList<>());
+    private final Map<String, AtomicInteger> effectRuns = new ConcurrentHashMap<>();
+
+    @BeforeAll
+    static void startBroker() {
+        broker = KafkaBroker.start(brokerDir);
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        broker.close();
+    }
+
+    @BeforeEach
+    void setUp() {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        topic = "receipts-" + suffix;
+        group = "warehouse-" + suffix;
+        broker.createTopic(topic, 1);
+        db = TestDatabase.create(TestDatabase.Kind.POSTGRES, dbDir);
+        inbox = db.inbox().busyTimeout(Duration.ofMillis(200)).build();
+        db.jdbi().useHandle(h -> {
+            h.execute("CREATE TABLE shelf (id TEXT PRIMARY KEY)");
+            h.execute("INSERT INTO shelf (id) VALUES ('A'), ('held')");
+            // Checked at COMMIT only: a record naming a missing shelf fails its whole transaction.
+            h.execute("CREATE TABLE stock (id TEXT PRIMARY KEY, shelf TEXT NOT NULL"
+                    + " REFERENCES shelf (id) DEFERRABLE INITIALLY DEFERRED)");
+        });
+    }
+
+    @AfterEach
+    void tearDown() {
+        inbox.close();
+        db.close();
+    }
+
+    private Map<String, Object> config() {
+        return Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, group,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    }
+
+    private KafkaInboxConsumer.Builder<Handle> builder(RecordEffect<Handle> effect) {
+        return KafkaInboxConsumer.builder(inbox, config(), (Handle tx, ConsumerRecord<String, byte[]> record) -> {
+                    effectRuns.computeIfAbsent(record.key(), k -> new AtomicInteger()).incrementAndGet();
+                    effect.apply(tx, record);
+                })
+                .topics(topic)
+                .retryBackoff(Duration.ofMillis(20))
+                .listener(new KafkaInboxListener<>() {
+                    @Override
+                    public void onRejected(Handle tx, ConsumerRecord<String, byte[]> record, Exception failure) {
+                        events.add("rejected " + record.key() + "@" + record.offset());
+                    }
+
+                    @Override
+                    public void onCommitted(TopicPartition partition, long nextOffset) {
+                        events.add("committed " + nextOffset);
+                    }
+                });
+    }
+
+    /** Stocks the record on the shelf its value names. */
+    private static RecordEffect<Handle> shelve() {
+        return (tx, record) -> tx.execute("INSERT INTO stock (id, shelf) VALUES (?, ?)", record.key(),
+                new String(record.value(), StandardCharsets.UTF_8));
+    }
+
+    private long position() {
+        synchronized (events) {
+            return events.stream().filter(e -> e.startsWith("committed ")).mapToLong(e -> Long.parseLong(e.substring(10)))
+                    .max().orElse(-1);
+        }
+    }
+
+    private boolean rejectedAny() {
+        synchronized (events) {
+            return events.stream().anyMatch(e -> e.startsWith("rejected"));
+        }
+    }
+
+    /** Ends the lock holder's transaction, if a failed assertion left it open, and closes it. */
+    private static void release(Handle holder) {
+        try {
+            if (holder.isInTransaction()) {
+                holder.rollback();
+            }
+        } finally {
+            holder.close();
+        }
+    }
+
+    private List<String> stocked() {
+        return db.jdbi().withHandle(h -> h.createQuery("SELECT id FROM stock ORDER BY id").mapTo(String.class).list());
+    }
+
+    private long kafkaCommitted() throws Exception {
+        try (Admin admin = broker.admin()) {
+            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS).get(new TopicPartition(topic, 0));
+            return offset == null ? -1 : offset.offset();
+        }
+    }
+
+    /**
+     * A batch of 100 with one record that fails only at COMMIT: the 99 are applied and their
+     * position committed, the one is tried alone up to its limit and then handed to the listener,
+     * and the position passes it only after that hand-off.
+     */
+    @ParameterizedTest
+    @EnumSource(OffsetStorage.class)
+    void oneRecordFailingAtCommitIsFoundAloneRetriedToItsLimitAndHandedOff(OffsetStorage storage) throws Exception {
+        List<Map.Entry<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            records.add(Map.entry(String.format("r%03d", i), i == 42 ? "missing" : "A"));
+        }
+        broker.send(topic, 0, records);
+
+        try (Running running = Running.start(builder(shelve()).maxEffectAttempts(3).offsetStorage(storage).build())) {
+            Running.await(WAIT, () -> running.failure() != null || position() >= 100,
+                    () -> "events " + events.subList(Math.max(0, events.size() - 10), events.size()));
+            assertNull(running.failure());
+        }
+
+        List<String> expected = new ArrayList<>();
+        records.forEach(r -> expected.add(r.getKey()));
+        expected.remove("r042");
+        assertEquals(expected, stocked(), "the 99 applied");
+        assertEquals(99, inbox.stats().applied());
+        List<String> rejections = events.stream().filter(e -> e.startsWith("rejected")).toList();
+        assertEquals(List.of("rejected r042@42"), rejections, "the one handed off, once");
+        assertTrue(effectRuns.get("r042").get() >= 3, "tried up to its limit: " + effectRuns.get("r042"));
+        // All 100 were on the broker before the consumer started, so the first poll took them all.
+        assertEquals(2, effectRuns.get("r000").get(), "run in the batch of 100, rolled back with it, then alone");
+        int handOff = events.indexOf("rejected r042@42");
+        for (int i = 0; i < events.size(); i++) {
+            if (events.get(i).startsWith("committed ")) {
+                long next = Long.parseLong(events.get(i).substring(10));
+                assertTrue(next <= 42 || i > handOff, "position " + next + " before the hand-off: " + events);
+            }
+        }
+        assertTrue(events.contains("committed 42"), "the records before it committed first: " + events);
+        assertEquals(100, kafkaCommitted());
+        if (storage == OffsetStorage.DATABASE) {
+            assertEquals(100L, (long) db.jdbi().withHandle(h -> h.createQuery("SELECT next_offset FROM inbox_kafka_offset")
+                    .mapTo(Long.class).one()));
+        }
+    }
+
+    /**
+     * An effect failure in a batch that then fails at COMMIT through another record counts no
+     * attempt: only attempts whose transaction committed do, so a record that fails twice and then
+     * passes is applied, not rejected, with two attempts allowed.
+     */
+    @Test
+    void effectFailureInABatchThatFailsAtCommitCountsNoAttempt() throws Exception {
+        broker.send(topic, 0, List.of(Map.entry("flaky", "A"), Map.entry("bad", "missing"), Map.entry("c", "A")));
+        AtomicInteger flakyFailuresLeft = new AtomicInteger(2);
+
+        try (Running running = Running.start(builder((tx, record) -> {
+            if (record.key().equals("flaky") && flakyFailuresLeft.getAndDecrement() > 0) {
+                throw new IllegalStateException("shelf A is being counted");
+            }
+            shelve().apply(tx, record);
+        }).maxEffectAttempts(2).build())) {
+            Running.await(WAIT, () -> running.failure() != null || position() >= 3, () -> "events " + events);
+            assertNull(running.failure());
+        }
+
+        assertEquals(List.of("c", "flaky"), stocked());
+        assertEquals(List.of("rejected bad@1"), events.stream().filter(e -> e.startsWith("rejected")).toList());
+    }
+
+    /**
+     * A lock timeout inside the effect (PostgreSQL's 55P03, from the lock_timeout the inbox sets) is
+     * the busy database's, not the record's: retried past the effect attempt limit, never rejected,
+     * and the position stays before the record until it applies. Runs once FailureKind classifies
+     * 55P03 as retryable.
+     */
+    @Test
+    void lockTimeoutInsideTheEffectNeverMovesThePositionPastTheRecord() throws Exception {
+        Assumptions.assumeTrue(FailureKind.of(new SQLException("lock timeout", "55P03")) == FailureKind.RETRYABLE,
+                "FailureKind does not yet classify PostgreSQL's lock timeout (55P03) as retryable");
+        db.jdbi().useHandle(h -> h.execute("INSERT INTO stock (id, shelf) VALUES ('counter', 'A')"));
+        broker.send(topic, 0, List.of(Map.entry("a", "A"), Map.entry("locked", "A"), Map.entry("c", "A")));
+        Handle holder = db.jdbi().open();
+        holder.begin();
+        holder.execute("SELECT id FROM stock WHERE id = 'counter' FOR UPDATE"); // another writer holds the row
+        try (Running running = Running.start(builder((tx, record) -> {
+            if (record.key().equals("locked")) {
+                tx.execute("UPDATE stock SET shelf = 'A' WHERE id = 'counter'"); // waits for the lock, times out
+            }
+            shelve().apply(tx, record);
+        }).maxEffectAttempts(2).build())) {
+            Running.await(WAIT, () -> running.failure() != null || rejectedAny()
+                    || effectRuns.getOrDefault("locked", new AtomicInteger()).get() >= 5,
+                    () -> "runs " + effectRuns + ", events " + events);
+            assertNull(running.failure());
+            assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
+            assertTrue(position() <= 1, "the position passed the record it never applied: " + events);
+            holder.rollback();
+            Running.await(WAIT, () -> running.failure() != null || position() >= 3, () -> "events " + events);
+        } finally {
+            release(holder);
+        }
+        assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
+        assertEquals(List.of("a", "c", "counter", "locked"), stocked());
+    }
+    /**
+     * The same on MariaDB: a lock wait timeout inside the effect (error 1205, from the
+     * innodb_lock_wait_timeout the inbox sets) never moves the position past the record. Runs once
+     * FailureKind classifies 1205 as retryable.
+     */
+    @Test
+    void lockWaitTimeoutInsideTheEffectOnMariaDbNeverMovesThePositionPastTheRecord() throws Exception {
+        Assumptions.assumeTrue(FailureKind.of(new SQLException("Lock wait timeout exceeded", "HY000", 1205))
+                == FailureKind.RETRYABLE, "FailureKind does not yet classify MariaDB's lock wait timeout (1205) as retryable");
+        try (TestDatabase maria = TestDatabase.create(TestDatabase.Kind.MARIADB, dbDir);
+                JdbiInbox mariaInbox = maria.inbox().busyTimeout(Duration.ofSeconds(1)).build()) {
+            maria.jdbi().useHandle(h -> {
+                h.execute("CREATE TABLE counter (id VARCHAR(20) PRIMARY KEY, n INT NOT NULL)");
+                h.execute("INSERT INTO counter (id, n) VALUES ('held', 0)");
+                h.execute("CREATE TABLE applied (id VARCHAR(20) PRIMARY KEY)");
+            });
+            broker.send(topic, 0, List.of(Map.entry("a", "A"), Map.entry("locked", "A"), Map.entry("c", "A")));
+            Handle holder = maria.jdbi().open();
+            holder.begin();
+            holder.execute("SELECT id FROM counter WHERE id = 'held' FOR UPDATE"); // another writer holds the row
+            try (Running running = Running.start(KafkaInboxConsumer.builder(mariaInbox, config(),
+                            (Handle tx, ConsumerRecord<String, byte[]> record) -> {
+                                effectRuns.computeIfAbsent(record.key(), k -> new AtomicInteger()).incrementAndGet();
+                                if (record.key().equals("locked")) {
+                                    tx.execute("UPDATE counter SET n = n + 1 WHERE id = 'held'");
+                                }
+                                tx.execute("INSERT INTO applied (id) VALUES (?)", record.key());
+                            })
+                    .topics(topic).maxEffectAttempts(2).retryBackoff(Duration.ofMillis(20))
+                    .listener(new KafkaInboxListener<>() {
+                        @Override
+                        public void onRejected(Handle tx, ConsumerRecord<String, byte[]> record, Exception failure) {
+                            events.add("rejected " + record.key() + "@" + record.offset());
+                        }
+
+                        @Override
+                        public void onCommitted(TopicPartition partition, long nextOffset) {
+                            events.add("committed " + nextOffset);
+                        }
+                    }).build())) {
+                Running.await(WAIT, () -> running.failure() != null || rejectedAny()
+                                || effectRuns.getOrDefault("locked", new AtomicInteger()).get() >= 4,
+                        () -> "runs " + effectRuns + ", events " + events);
+                assertNull(running.failure());
+                assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
+                assertTrue(position() <= 1, "the position passed the record it never applied: " + events);
+                holder.rollback();
+                Running.await(WAIT, () -> running.failure() != null || position() >= 3, () -> "events " + events);
+            } finally {
+                release(holder);
+            }
+            assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
+            assertEquals(List.of("a", "c", "locked"), maria.jdbi().withHandle(h -> h.createQuery(
+                    "SELECT id FROM applied ORDER BY id").mapTo(String.class).list()));
+        }
+    }
+}

@@ -1,0 +1,238 @@
+package dev.idempotent.inbox.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.jdbi.v3.core.Handle;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@link OffsetStorage#DATABASE} on each database the inbox supports, against a real broker: the
+ * table comes from the inbox's schema step, never from the consumer, and its positions belong to
+ * exactly one group, topic and partition.
+ */
+class DatabaseOffsetsTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    static Path brokerDir;
+
+    static KafkaBroker broker;
+
+    @TempDir
+    Path dbDir;
+
+    @BeforeAll
+    static void startBroker() {
+        broker = KafkaBroker.start(brokerDir);
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        broker.close();
+    }
+
+    private static Map<String, Object> config(String group) {
+        return Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap(),
+                ConsumerConfig.GROUP_ID_CONFIG, group,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    }
+
+    private static long stored(Handle h, String group, String topic) {
+        return h.createQuery("SELECT next_offset FROM inbox_kafka_offset"
+                        + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = 0")
+                .bind(0, group).bind(1, topic).mapTo(Long.class).findOne().orElse(-1L);
+    }
+
+    /**
+     * The consumer starts at its own group's stored position, and rows of a group or topic that
+     * differs only in case or in a trailing space are other rows: Kafka's names are case-sensitive.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.Kind.class)
+    void consumerResumesAtItsOwnGroupsPositionAndNoOther(TestDatabase.Kind kind) throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String group = "warehouse-" + suffix;
+        String topic = "receipts-" + suffix;
+        broker.createTopic(topic, 1);
+        broker.send(topic, 0, List.of(Map.entry("a", "1"), Map.entry("b", "2"), Map.entry("c", "3"),
+                Map.entry("d", "4")));
+        try (TestDatabase db = TestDatabase.create(kind, dbDir);
+                JdbiInbox inbox = db.inbox().build()) {
+            db.jdbi().useHandle(h -> {
+                h.execute("CREATE TABLE applied (id VARCHAR(20) NOT NULL PRIMARY KEY)");
+                String insert = "INSERT INTO inbox_kafka_offset (consumer_group, topic, kafka_partition, next_offset)"
+                        + " VALUES (?, ?, 0, ?)";
+                h.execute(insert, "Warehouse-" + suffix, topic, 1000);
+                h.execute(insert, group + " ", topic, 1000);
+                h.execute(insert, group, "Receipts-" + suffix, 1000);
+                h.execute(insert, group, topic, 1); // its own: "a" was consumed before
+            });
+
+            try (Running running = Running.start(KafkaInboxConsumer.builder(inbox, config(group),
+                            (Handle tx, org.apache.kafka.clients.consumer.ConsumerRecord<String, byte[]> record) ->
+                                    tx.execute("INSERT INTO applied (id) VALUES (?)", record.key()))
+                    .topics(topic)
+                    .offsetStorage(OffsetStorage.DATABASE)
+                    .retryBackoff(Duration.ofMillis(50))
+                    .build())) {
+                Running.await(WAIT, () -> running.failure() != null
+                                || db.jdbi().withHandle(h -> stored(h, group, topic)) >= 4,
+                        () -> "stored " + db.jdbi().withHandle(h -> stored(h, group, topic)));
+                assertNull(running.failure(), () -> "run() ended with " + running.failure());
+            }
+
+            db.jdbi().useHandle(h -> {
+                assertEquals(List.of("b", "c", "d"), h.createQuery("SELECT id FROM applied ORDER BY id")
+                        .mapTo(String.class).list(), "from the group's own position on");
+                assertEquals(4, stored(h, group, topic));
+                assertEquals(1000, stored(h, "Warehouse-" + suffix, topic), "another group's row is untouched");
+                assertEquals(1000, stored(h, group + " ", topic), "another group's row is untouched");
+                assertEquals(1000, stored(h, group, "Receipts-" + suffix), "another topic's row is untouched");
+                assertEquals(4, (long) h.createQuery("SELECT COUNT(*) FROM inbox_kafka_offset")
+                        .mapTo(Long.class).one());
+            });
+        }
+    }
+
+    /**
+     * The table's key compares exactly: a group or topic that differs only in case, accent or a
+     * trailing space has a position of its own. (MariaDB's default collation made them one key.)
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.Kind.class)
+    void storedPositionsCompareGroupAndTopicExactly(TestDatabase.Kind kind) {
+        TopicPartition receipts = new TopicPartition("receipts", 0);
+        try (TestDatabase db = TestDatabase.create(kind, dbDir);
+                JdbiInbox inbox = db.inbox().build()) {
+            DatabaseOffsets warehouse = new DatabaseOffsets("warehouse");
+            db.jdbi().useTransaction(h -> warehouse.read(h, List.of(receipts)));
+            db.jdbi().useTransaction(h -> {
+                new DatabaseOffsets("Warehouse").write(h, receipts, 1000);
+                new DatabaseOffsets("warehouse ").write(h, receipts, 2000);
+                new DatabaseOffsets("wárehouse").write(h, receipts, 3000);
+                warehouse.write(h, new TopicPartition("Receipts", 0), 4000);
+            });
+            assertEquals(Map.of(), db.jdbi().withHandle(h -> warehouse.read(h, List.of(receipts))),
+                    "group warehouse has no position on receipts yet");
+            db.jdbi().useTransaction(h -> warehouse.write(h, receipts, 7));
+            assertEquals(Map.of(receipts, 7L), db.jdbi().withHandle(h -> warehouse.read(h, List.of(receipts))));
+            assertEquals(Map.of(receipts, 1000L),
+                    db.jdbi().withHandle(h -> new DatabaseOffsets("Warehouse").read(h, List.of(receipts))));
+            assertEquals(5, (long) db.jdbi().withHandle(h -> h.createQuery("SELECT COUNT(*) FROM inbox_kafka_offset")
+                    .mapTo(Long.class).one()));
+        }
+    }
+
+    /**
+     * A schema of version 1 (its migration V0_1 only), holding the table the consumer of version
+     * 0.1 created by itself, is brought up by migration 0.2: on MariaDB, where that table compared
+     * case-insensitively, the consumer refuses it until then; its rows are kept.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.Kind.class)
+    void migration02BringsAnEarlierConsumersTableToExactKeys(TestDatabase.Kind kind) throws Exception {
+        TopicPartition receipts = new TopicPartition("receipts", 0);
+        try (TestDatabase db = TestDatabase.create(kind, dbDir)) {
+            db.inbox().build().close();
+            db.jdbi().useHandle(h -> {
+                h.execute("DROP TABLE inbox_kafka_offset");
+                h.execute("DELETE FROM inbox_schema WHERE component = 'kafka_offset'");
+                // What the consumer of version 0.1 created by itself.
+                h.execute("""
+                        CREATE TABLE IF NOT EXISTS inbox_kafka_offset (
+                            consumer_group VARCHAR(255) NOT NULL,
+                            topic VARCHAR(255) NOT NULL,
+                            kafka_partition INTEGER NOT NULL,
+                            next_offset BIGINT NOT NULL,
+                            PRIMARY KEY (consumer_group, topic, kafka_partition))""");
+                h.execute("INSERT INTO inbox_kafka_offset VALUES ('Warehouse', 'receipts', 0, 1000)");
+            });
+            if (kind == TestDatabase.Kind.MARIADB) {
+                InboxStorageException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                        InboxStorageException.class,
+                        () -> db.jdbi().useHandle(DatabaseOffsets::requireTable));
+                assertEquals(InboxStorageException.Kind.SCHEMA_MISSING, refused.kind());
+                assertTrue(refused.getMessage().contains("case-insensitively")
+                        && refused.getMessage().contains("V0_2__kafka_offset"), refused.getMessage());
+            }
+
+            String folder = kind == TestDatabase.Kind.POSTGRES ? "postgres" : kind.name().toLowerCase(java.util.Locale.ROOT);
+            String script;
+            try (java.io.InputStream in = DatabaseOffsetsTest.class.getClassLoader().getResourceAsStream(
+                    "dev/idempotent/inbox/" + folder + "/flyway/V0_2__kafka_offset.sql")) {
+                script = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            }
+            db.jdbi().useHandle(h -> h.createScript(script).execute());
+
+            db.jdbi().useHandle(DatabaseOffsets::requireTable);
+            DatabaseOffsets warehouse = new DatabaseOffsets("warehouse");
+            assertEquals(Map.of(), db.jdbi().withHandle(h -> warehouse.read(h, List.of(receipts))));
+            db.jdbi().useTransaction(h -> warehouse.write(h, receipts, 7));
+            assertEquals(Map.of(receipts, 7L), db.jdbi().withHandle(h -> warehouse.read(h, List.of(receipts))));
+            assertEquals(Map.of(receipts, 1000L),
+                    db.jdbi().withHandle(h -> new DatabaseOffsets("Warehouse").read(h, List.of(receipts))));
+            assertEquals(List.of("inbox=1", "kafka_offset=1"), db.jdbi().withHandle(h -> h.createQuery(
+                    "SELECT component, version FROM inbox_schema ORDER BY component")
+                    .map((rs, ctx) -> rs.getString(1) + "=" + rs.getInt(2)).list()));
+        }
+    }
+
+    /**
+     * With the table missing (a schema made by an older migration, and the inbox built with schema
+     * mode VALIDATE), the consumer runs no DDL: {@code run()} refuses at once, naming the migration,
+     * and creates nothing.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.Kind.class)
+    void missingTableIsRefusedNamingTheMigrationAndNothingIsCreated(TestDatabase.Kind kind) throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String topic = "receipts-" + suffix;
+        broker.createTopic(topic, 1);
+        broker.send(topic, 0, List.of(Map.entry("a", "1")));
+        try (TestDatabase db = TestDatabase.create(kind, dbDir)) {
+            db.inbox().build().close();
+            db.jdbi().useHandle(h -> h.execute("DROP TABLE IF EXISTS inbox_kafka_offset"));
+            try (JdbiInbox inbox = db.inbox().schema(dev.idempotent.inbox.SchemaMode.VALIDATE).build()) {
+                KafkaInboxConsumer<Handle> consumer = KafkaInboxConsumer.builder(inbox, config("warehouse-" + suffix),
+                                (Handle tx, org.apache.kafka.clients.consumer.ConsumerRecord<String, byte[]> r) -> {})
+                        .topics(topic)
+                        .offsetStorage(OffsetStorage.DATABASE)
+                        .build();
+                Throwable refused;
+                try (Running running = Running.start(consumer)) {
+                    Running.await(WAIT, () -> running.failure() != null, () -> "run() did not end");
+                    refused = running.failure();
+                }
+                InboxStorageException storage = assertInstanceOf(InboxStorageException.class, refused,
+                        () -> "refused with " + refused);
+                assertEquals(InboxStorageException.Kind.SCHEMA_MISSING, storage.kind());
+                assertTrue(storage.getMessage().contains("inbox_kafka_offset")
+                        && storage.getMessage().contains("V0_2__kafka_offset"), storage.getMessage());
+            }
+            assertEquals(0, (long) db.jdbi().withHandle(h -> h.createQuery(switch (kind) {
+                case SQLITE -> "SELECT COUNT(*) FROM sqlite_master WHERE name = 'inbox_kafka_offset'";
+                case POSTGRES -> "SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema()"
+                        + " AND tablename = 'inbox_kafka_offset'";
+                case MARIADB -> "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"
+                        + " AND TABLE_NAME = 'inbox_kafka_offset'";
+            }).mapTo(Long.class).one()), "the consumer created no table");
+        }
+    }
+}
