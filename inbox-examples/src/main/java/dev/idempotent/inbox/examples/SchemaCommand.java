@@ -5,6 +5,7 @@ import dev.idempotent.inbox.postgres.PostgresInbox;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -37,10 +38,13 @@ final class SchemaCommand implements Callable<Integer> {
             this.adapter = adapter;
         }
 
-        String resource() {
-            return adapter.getPackageName().replace('.', '/') + "/" + InboxRows.SCHEMA_SCRIPT;
+        String resource(String script) {
+            return adapter.getPackageName().replace('.', '/') + "/" + script;
         }
     }
+
+    /** The adapters' migrations, in the order Flyway runs them: the inbox's tables, then the Kafka offsets'. */
+    static final List<String> SCRIPTS = List.of(InboxRows.SCHEMA_SCRIPT, InboxRows.KAFKA_OFFSET_SCRIPT);
 
     // Printing is all the command does; the option stays so that scripts written for it still run.
     @Option(names = "--print", description = "Print the DDL to standard output (what the command does anyway).")
@@ -55,8 +59,11 @@ final class SchemaCommand implements Callable<Integer> {
     public Integer call() {
         Kind kind = kindOf(db);
         PrintStream out = System.out;
-        out.println("-- The inbox's schema version 1 for " + kind.shown + ", as " + kind.resource() + " in its jar.");
-        out.print(InboxRows.script(kind.adapter, InboxRows.SCHEMA_SCRIPT));
+        out.println("-- The inbox's migrations for " + kind.shown + ", in order, as " + kind.resource(SCRIPTS.get(0))
+                + " and " + SCRIPTS.get(1) + " in its jar.");
+        for (String script : SCRIPTS) {
+            out.print(InboxRows.script(kind.adapter, script));
+        }
         out.flush();
         return ExitCodes.OK;
     }

@@ -32,15 +32,21 @@ class SchemaCommandTest {
         }
     }
 
+    /** An adapter's Flyway migrations, in order: what a DBA runs by hand. */
+    private static String migrations(String adapter) throws IOException {
+        String flyway = "dev/idempotent/inbox/" + adapter + "/flyway/";
+        return resource(flyway + "V0_1__inbox_schema.sql") + resource(flyway + "V0_2__kafka_offset.sql");
+    }
+
     @Test
     void printsEachAdaptersOwnMigrationScript() throws IOException {
         for (String[] kind : new String[][] {{"sqlite", "sqlite"}, {"postgresql", "postgres"}, {"mariadb", "mariadb"}}) {
-            String script = resource("dev/idempotent/inbox/" + kind[1] + "/flyway/V0_1__inbox_schema.sql");
+            String script = migrations(kind[1]);
 
             CommandRun run = CommandRun.of("schema", "--print", "--db", kind[0]);
 
             assertEquals(0, run.exitCode(), run.err());
-            assertTrue(run.out().startsWith("-- The inbox's schema version 1 for "), run.out());
+            assertTrue(run.out().startsWith("-- The inbox's migrations for "), run.out());
             assertEquals(script, run.out().substring(run.out().indexOf('\n') + 1), kind[0]);
             assertEquals("", run.err());
         }
@@ -86,7 +92,7 @@ class SchemaCommandTest {
         CommandRun run = CommandRun.of("schema", "--db", "sqlite");
 
         assertEquals(0, run.exitCode(), run.err());
-        assertEquals(resource("dev/idempotent/inbox/sqlite/flyway/V0_1__inbox_schema.sql"),
+        assertEquals(migrations("sqlite"),
                 run.out().substring(run.out().indexOf('\n') + 1));
     }
 

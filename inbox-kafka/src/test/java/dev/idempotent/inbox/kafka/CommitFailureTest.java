@@ -4,11 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idempotent.inbox.FailureKind;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -26,7 +24,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -232,13 +229,10 @@ class CommitFailureTest {
     /**
      * A lock timeout inside the effect (PostgreSQL's 55P03, from the lock_timeout the inbox sets) is
      * the busy database's, not the record's: retried past the effect attempt limit, never rejected,
-     * and the position stays before the record until it applies. Runs once FailureKind classifies
-     * 55P03 as retryable.
+     * and the position stays before the record until it applies.
      */
     @Test
     void lockTimeoutInsideTheEffectNeverMovesThePositionPastTheRecord() throws Exception {
-        Assumptions.assumeTrue(FailureKind.of(new SQLException("lock timeout", "55P03")) == FailureKind.RETRYABLE,
-                "FailureKind does not yet classify PostgreSQL's lock timeout (55P03) as retryable");
         db.jdbi().useHandle(h -> h.execute("INSERT INTO stock (id, shelf) VALUES ('counter', 'A')"));
         broker.send(topic, 0, List.of(Map.entry("a", "A"), Map.entry("locked", "A"), Map.entry("c", "A")));
         Handle holder = db.jdbi().open();
@@ -264,15 +258,13 @@ class CommitFailureTest {
         assertEquals(List.of(), events.stream().filter(e -> e.startsWith("rejected")).toList());
         assertEquals(List.of("a", "c", "counter", "locked"), stocked());
     }
+
     /**
      * The same on MariaDB: a lock wait timeout inside the effect (error 1205, from the
-     * innodb_lock_wait_timeout the inbox sets) never moves the position past the record. Runs once
-     * FailureKind classifies 1205 as retryable.
+     * innodb_lock_wait_timeout the inbox sets) never moves the position past the record.
      */
     @Test
     void lockWaitTimeoutInsideTheEffectOnMariaDbNeverMovesThePositionPastTheRecord() throws Exception {
-        Assumptions.assumeTrue(FailureKind.of(new SQLException("Lock wait timeout exceeded", "HY000", 1205))
-                == FailureKind.RETRYABLE, "FailureKind does not yet classify MariaDB's lock wait timeout (1205) as retryable");
         try (TestDatabase maria = TestDatabase.create(TestDatabase.Kind.MARIADB, dbDir);
                 JdbiInbox mariaInbox = maria.inbox().busyTimeout(Duration.ofSeconds(1)).build()) {
             maria.jdbi().useHandle(h -> {
