@@ -246,4 +246,56 @@ class PostgresJoinedTest {
         assertEquals(7, stock.total());
         assertInstanceOf(Outcome.Duplicate.class, inbox.apply("snack-7", Content.of(7), tx -> stock.add(tx, 7)));
     }
+
+    @Test
+    void aCommitRefusedByADeferredConstraintCountsNothingAndTheRedeliveryApplies() {
+        fixture.jdbi().useHandle(h -> {
+            h.execute("CREATE TABLE joined_parent (id INT PRIMARY KEY)");
+            h.execute("CREATE TABLE joined_child (id INT PRIMARY KEY, parent INT NOT NULL"
+                    + " REFERENCES joined_parent (id) DEFERRABLE INITIALLY DEFERRED)");
+        });
+        try (Handle handle = fixture.jdbi().open()) {
+            handle.begin();
+            assertInstanceOf(Outcome.Applied.class, inbox.applyIn(handle, "snack-7", Content.of(7), tx -> {
+                stock.add(tx, 7);
+                return tx.execute("INSERT INTO joined_child (id, parent) VALUES (1, 42)");
+            }));
+            assertThrows(RuntimeException.class, handle::commit, "the deferred foreign key refuses the commit");
+            handle.rollback();
+        }
+        assertEquals(0, inbox.stats().applied(), "nothing committed, nothing counted");
+        assertEquals(0, Stock.inboxRows(fixture.jdbi(), "joined"));
+        try (Handle handle = fixture.jdbi().open()) {
+            assertInstanceOf(Outcome.Applied.class,
+                    handle.inTransaction(tx -> inbox.applyIn(tx, "snack-7", Content.of(7), t -> stock.add(t, 7))));
+        }
+        assertEquals(7, stock.total());
+        assertEquals(1, inbox.stats().applied());
+    }
+
+    @Test
+    void aConnectionTerminatedWhileTheEffectRunsLeavesNothingAndCountsNothing() {
+        Handle handle = fixture.jdbi().open();
+        try {
+            int pid = handle.createQuery("SELECT pg_backend_pid()").mapTo(Integer.class).one();
+            handle.begin();
+            assertThrows(RuntimeException.class, () -> inbox.applyIn(handle, "snack-7", Content.of(7), tx -> {
+                stock.add(tx, 7);
+                boolean terminated = fixture.admin().withHandle(admin -> admin
+                        .createQuery("SELECT pg_terminate_backend(?, 30000)").bind(0, pid).mapTo(Boolean.class).one());
+                assertTrue(terminated, "the backend was terminated");
+                return stock.add(tx, 7);
+            }));
+        } finally {
+            try {
+                handle.close();
+            } catch (RuntimeException gone) {
+                // The connection was terminated: its rollback and close cannot reach the server.
+            }
+        }
+        assertEquals(0, inbox.stats().applied());
+        assertEquals(1, inbox.stats().failed());
+        assertEquals(0, Stock.inboxRows(fixture.jdbi(), "joined"));
+        assertEquals(0, stock.total());
+    }
 }
