@@ -675,6 +675,41 @@ public abstract class JoinedContract {
     }
 
     /**
+     * A call on a JDBC connection whose effect applies a message of a second inbox through the
+     * handle it was given: the nested outcome is reported with the outer one, since nobody commits
+     * that handle through Jdbi; counted when the outer outcome is, undone when the outer call fails.
+     */
+    @Test
+    void aCallNestedThroughTheEffectsHandleReportsWithTheConnectionCallAroundIt() throws Exception {
+        JdbiInbox orders = inbox("orders");
+        JdbiInbox payments = inbox("payments");
+        IllegalStateException fails = new IllegalStateException("order refused after its payment");
+        try (Handle own = fixture.jdbi().open()) {
+            Connection connection = own.getConnection();
+            connection.setAutoCommit(false);
+            try {
+                PendingOutcome<Integer> order = orders.applyIn(connection, "o-1", Content.of(1), tx -> {
+                    assertInstanceOf(Outcome.Applied.class,
+                            payments.applyIn(tx, "o-1", Content.of(10), t -> stock.add(t, 10)));
+                    return stock.add(tx, 1);
+                });
+                assertSame(fails, assertThrows(IllegalStateException.class,
+                        () -> orders.applyIn(connection, "o-2", Content.of(1), tx -> {
+                            payments.applyIn(tx, "o-2", Content.of(10), t -> stock.add(t, 10));
+                            throw fails;
+                        })));
+                connection.commit();
+                assertInstanceOf(Outcome.Applied.class, order.committed());
+            } finally {
+                connection.setAutoCommit(true);
+            }
+        }
+        assertEquals(List.of(1L, 1L, 11L), List.of(rows(orders), rows(payments), stock.total()));
+        assertEquals(List.of(1L, 1L), List.of(orders.stats().applied(), payments.stats().applied()),
+                "the nested call counted with the outer one, the failed one's nested call not at all");
+    }
+
+    /**
      * An effect that rolls back the raw connection and then writes on: refused, whatever database,
      * so the call is never reported applied with its claim gone.
      */

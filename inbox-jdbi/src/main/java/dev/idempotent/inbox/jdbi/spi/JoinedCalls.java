@@ -27,6 +27,9 @@ import java.util.WeakHashMap;
 public final class JoinedCalls {
 
     private static final ThreadLocal<Call> innermost = new ThreadLocal<>();
+    // The outcomes nested in the outermost call on a connection that just succeeded, for that call's
+    // own outcome to take along (see track): its caller reports it, and so them.
+    private static final ThreadLocal<Call> lastKept = new ThreadLocal<>();
     // Outcomes returned and not yet reported committed or rolled back, by connection; weakly, since
     // a caller may drop a pending outcome without reporting it.
     private static final Map<Connection, List<WeakReference<Tracked<?>>>> unreported =
@@ -57,12 +60,15 @@ public final class JoinedCalls {
                 // set, not remove, even to null: a removal clears a weak reference through native code.
                 innermost.set(enclosing);
             }
-            if (kept) {
-                nested.forEach(tracked -> adopt(connection, tracked));
-            } else {
+            if (!kept) {
                 nested.forEach(Tracked::undo);
+                nested.clear();
+            } else if (innermostOn(connection) != null) {
+                nested.forEach(tracked -> adopt(connection, tracked));
+                nested.clear();
+            } else {
+                lastKept.set(this);
             }
-            nested.clear();
         }
     }
 
@@ -106,6 +112,15 @@ public final class JoinedCalls {
      */
     public static <R> Tracked<R> track(Connection connection, PendingOutcome<R> pending) {
         Tracked<R> tracked = new Tracked<>(pending);
+        Call kept = lastKept.get();
+        if (kept != null) {
+            lastKept.set(null);
+            if (kept.connection == connection) {
+                // A call nested through the effect's handle reports with this one: under the
+                // connection form nothing else would report it.
+                tracked.nested.addAll(kept.nested);
+            }
+        }
         adopt(connection, tracked);
         return tracked;
     }
@@ -155,22 +170,25 @@ public final class JoinedCalls {
      */
     public static final class Tracked<R> implements PendingOutcome<R> {
 
+        private enum State { OPEN, COMMITTED, ROLLED_BACK, UNDONE }
+
         private final PendingOutcome<R> pending;
-        private boolean undone;
-        private boolean reported;
+        private final List<Tracked<?>> nested = new ArrayList<>();
+        private State state = State.OPEN;
 
         private Tracked(PendingOutcome<R> pending) {
             this.pending = pending;
         }
 
         private synchronized boolean isFinal() {
-            return undone || reported;
+            return state != State.OPEN;
         }
 
         private synchronized void undo() {
-            if (!reported) {
-                undone = true;
+            if (state == State.OPEN) {
+                state = State.UNDONE;
                 pending.rolledBack();
+                nested.forEach(Tracked::undo);
             }
         }
 
@@ -186,30 +204,38 @@ public final class JoinedCalls {
 
         @Override
         public synchronized Outcome<R> committed() {
-            if (undone) {
+            if (state == State.UNDONE) {
                 throw new IllegalStateException("id '" + id() + "' was rolled back with the joined call it was"
                         + " nested in, or with the whole transaction; its outcome never became final");
             }
-            reported = true;
-            return pending.committed();
+            Outcome<R> outcome = pending.committed();
+            state = State.COMMITTED;
+            nested.forEach(Tracked::afterCommit);
+            return outcome;
         }
 
         @Override
         public synchronized void rolledBack() {
-            reported = true;
             pending.rolledBack();
+            if (state == State.OPEN) {
+                state = State.ROLLED_BACK;
+            }
+            nested.forEach(Tracked::rolledBack);
         }
 
-        /** For Jdbi's commit callback: counts the outcome unless it was undone before the commit. */
+        /**
+         * For a commit callback (Jdbi's, or an enclosing call's report): counts the outcome, unless it
+         * was undone or reported rolled back before.
+         */
         public synchronized void afterCommit() {
-            if (!undone) {
+            if (state == State.OPEN || state == State.COMMITTED) {
                 committed();
             }
         }
 
         @Override
         public String toString() {
-            return undone ? "PendingOutcome[" + pending.uncommitted() + ", undone]" : pending.toString();
+            return state == State.UNDONE ? "PendingOutcome[" + pending.uncommitted() + ", undone]" : pending.toString();
         }
     }
 }
