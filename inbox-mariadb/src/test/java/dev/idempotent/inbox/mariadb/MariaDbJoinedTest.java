@@ -13,16 +13,24 @@ import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import dev.idempotent.inbox.testkit.Stock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Joined calls on MariaDB beyond the shared contract: the busy timeout bounds the claim's wait and
@@ -194,5 +202,59 @@ class MariaDbJoinedTest {
                 Thread.onSpinWait();
             }
         });
+    }
+
+    /**
+     * Concurrent joined claims of the same ids at each isolation level, through the driver's
+     * defaults (found rows): one Applied per id, each counted once; a deadlock, which InnoDB may
+     * pick a claim or an effect for, fails the caller's transaction retryably and the caller
+     * retries all of it.
+     */
+    @ParameterizedTest
+    @EnumSource(value = TransactionIsolationLevel.class, names = {"READ_COMMITTED", "REPEATABLE_READ", "SERIALIZABLE"})
+    void eightThreadsClaimTheSameIdsAtEachIsolationLevel(TransactionIsolationLevel level) throws Exception {
+        int threads = 8;
+        List<String> ids = List.of("a", "b", "c", "d");
+        Jdbi callers = fixture.jdbiVia(MariaDbFixture.PORT, "");
+        CyclicBarrier start = new CyclicBarrier(threads);
+        ConcurrentHashMap<String, AtomicInteger> appliedPerId = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> done = new ArrayList<>();
+        try (MariaDbInbox patient = MariaDbInbox.builder(fixture.jdbi()).name("joined")
+                .busyTimeout(Duration.ofSeconds(30)).build()) {
+            for (int t = 0; t < threads; t++) {
+                long qty = 1 + t % 2;
+                done.add(pool.submit(() -> {
+                    start.await(30, TimeUnit.SECONDS);
+                    for (String id : ids) {
+                        while (true) {
+                            try {
+                                Outcome<Integer> outcome = callers.inTransaction(level, handle ->
+                                        patient.applyIn(handle, id, Content.of(qty), tx -> stock.add(tx, qty)));
+                                if (outcome instanceof Outcome.Applied<?>) {
+                                    appliedPerId.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+                                }
+                                break;
+                            } catch (RuntimeException e) {
+                                assertEquals(FailureKind.RETRYABLE, FailureKind.of(e), "only retryable failures: " + e);
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : done) {
+                future.get(120, TimeUnit.SECONDS);
+            }
+            for (String id : ids) {
+                assertEquals(1, appliedPerId.get(id).get(), "one Applied for " + id);
+            }
+            assertEquals(ids.size(), Stock.inboxRows(fixture.jdbi(), "joined"));
+            assertEquals(ids.size(), patient.stats().applied(), "counted after each commit, once per id");
+        } finally {
+            pool.shutdownNow();
+        }
+        long total = stock.total();
+        assertTrue(total >= ids.size() && total <= 2L * ids.size(), "the total holds one quantity per id: " + total);
     }
 }
