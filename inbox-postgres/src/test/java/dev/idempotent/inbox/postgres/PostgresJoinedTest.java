@@ -13,8 +13,10 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.testkit.InboxFixture;
+import dev.idempotent.inbox.testkit.MutableClock;
 import dev.idempotent.inbox.testkit.Stock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -297,5 +299,28 @@ class PostgresJoinedTest {
         assertEquals(1, inbox.stats().failed());
         assertEquals(0, Stock.inboxRows(fixture.jdbi(), "joined"));
         assertEquals(0, stock.total());
+    }
+
+    @Test
+    void aResendOfAPurgedIdFromASerializableSnapshotOlderThanThePurgeFailsRetryably() {
+        MutableClock clock = new MutableClock(Instant.parse("2026-01-05T10:00:00Z"));
+        Instant origin = clock.instant();
+        try (PostgresInbox kept = PostgresInbox.builder(fixture.jdbi()).name("kept").retention(Duration.ofDays(7))
+                .clock(clock).build()) {
+            assertInstanceOf(Outcome.Applied.class, kept.apply("snack-7", Content.of(7), origin, tx -> stock.add(tx, 7)));
+            clock.advance(Duration.ofDays(8));
+            try (Handle handle = fixture.jdbi().open()) {
+                handle.begin();
+                handle.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+                handle.createQuery("SELECT COUNT(*) FROM inbox_message").mapTo(Long.class).one();
+                assertEquals(1, kept.retention().purge().rowsPurged());
+                InboxException refused = assertThrows(InboxException.class,
+                        () -> kept.applyIn(handle, "snack-7", Content.of(7), origin, tx -> stock.add(tx, 7)));
+                assertEquals(FailureKind.RETRYABLE, FailureKind.of(refused), refused.toString());
+                handle.rollback();
+            }
+            assertEquals(1, kept.stats().applied(), "the first delivery only");
+        }
+        assertEquals(7, stock.total());
     }
 }
