@@ -74,6 +74,10 @@ public final class JoinedCalls {
 
     /** Opens a call on {@code connection}, nested in the innermost call open on it on this thread, if any. */
     static Call open(Connection connection) {
+        if (innermostOn(connection) == null) {
+            // An outermost call: what an earlier one left for an outcome nobody tracked is stale.
+            lastKept.set(null);
+        }
         Call call = new Call(connection, innermost.get());
         innermost.set(call);
         return call;
