@@ -9,6 +9,7 @@ import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
 import dev.idempotent.inbox.VoidEffect;
+import dev.idempotent.inbox.jdbi.spi.JoinedCalls;
 import java.sql.Connection;
 import java.time.Instant;
 import java.util.Objects;
@@ -29,13 +30,21 @@ import org.jdbi.v3.core.JdbiException;
  * });                                                   // one commit: order, stock and the id
  * }</pre>
  *
- * <p>The claim and the effect run in a savepoint of the caller's transaction: an effect that throws
- * leaves neither the claim nor its writes, the caller's transaction stays usable, and the exception
- * reaches the caller unchanged. Otherwise everything commits or rolls back with the caller's
- * transaction, so an {@link Outcome.Applied} means "applied when your transaction commits".
- * The inbox's counters and listener learn of a joined outcome only after that commit, and of a
- * rolled-back one never. The inbox's commit mode does not apply to joined calls: they run on the
- * caller's thread and connection.
+ * <p>The claim and the effect run in a savepoint of the caller's transaction, one of the call's own:
+ * an effect that throws leaves neither the claim nor its writes, the caller's transaction stays
+ * usable, and the exception reaches the caller unchanged. Otherwise everything commits or rolls back
+ * with the caller's transaction, so an {@link Outcome.Applied} means "applied when your transaction
+ * commits". The inbox's counters and listener learn of a joined outcome only after that commit, and
+ * of a rolled-back one never. An effect may apply a message of another inbox on the handle it was
+ * given: that call is nested in this one's savepoint, and goes with it if this one fails. A rollback
+ * to a savepoint of the caller's own reaches the inbox by no callback: a joined outcome inside it is
+ * still counted at the commit. The inbox's commit mode does not apply to joined calls: they run on
+ * the caller's thread and connection.
+ *
+ * <p>On MariaDB a deadlock rolls the caller's whole transaction back: the call then throws an
+ * {@link dev.idempotent.inbox.InboxBusyException} that says to retry the whole transaction, the
+ * transaction's earlier joined outcomes are reported rolled back, and further joined calls on the
+ * connection are refused until the caller commits or rolls back.
  *
  * <p>Misuse is refused by name: a handle or connection with no transaction open (autocommit), an
  * effect that commits or rolls back the transaction it was given
@@ -122,8 +131,9 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
             throw new InboxException("the handle has no transaction open; call applyIn inside jdbi.inTransaction(...)"
                     + " or after handle.begin(), or call apply, which opens a transaction of its own");
         }
-        PendingOutcome<R> pending = applyJoined(transaction, id, content, originTime, effect);
-        transaction.afterCommit(pending::committed);
+        JoinedCalls.Tracked<R> pending =
+                JoinedCalls.track(transaction.getConnection(), applyJoined(transaction, id, content, originTime, effect));
+        transaction.afterCommit(pending::afterCommit);
         transaction.afterRollback(pending::rolledBack);
         return pending.uncommitted();
     }
@@ -155,7 +165,10 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
      * (with Jdbi's default configuration), valid while it runs. The inbox cannot see your commit,
      * so the result says so in its type: call {@link PendingOutcome#committed()} after your commit,
      * which counts the outcome and returns it for the acknowledgement, or
-     * {@link PendingOutcome#rolledBack()} after a rollback.
+     * {@link PendingOutcome#rolledBack()} after a rollback. Report it right after your commit or
+     * rollback: an outcome undone before (with a joined call it was nested in, or with a transaction
+     * the database rolled back under a later joined call on the connection) refuses
+     * {@code committed()} with an {@link IllegalStateException}.
      *
      * <pre>{@code
      * connection.setAutoCommit(false);
@@ -204,7 +217,7 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
         Objects.requireNonNull(effect, "effect");
         Handle handle = callerConnections.open(transaction);
         try {
-            return applyJoined(handle, id, content, originTime, effect);
+            return JoinedCalls.track(transaction, applyJoined(handle, id, content, originTime, effect));
         } finally {
             try {
                 handle.close();

@@ -1,48 +1,47 @@
 package dev.idempotent.inbox.mariadb;
 
 import dev.idempotent.inbox.Content;
-import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
-import dev.idempotent.inbox.InboxBusyException;
-import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
-import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
-import dev.idempotent.inbox.jdbi.spi.FailedStatements;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.util.Optional;
 import org.jdbi.v3.core.Handle;
 
 /**
- * One joined call in a transaction the caller owns: a savepoint, the claim, the effect with the
- * caller's handle, and the savepoint's release or rollback. It never commits, rolls back or purges.
+ * One joined call in a transaction the caller owns: the savepoint protocol of {@link
+ * JoinedTransaction}, with MariaDB's claim and its whole-transaction rollbacks.
  *
- * <p>The claim alone waits at most the busy timeout: the session's {@code innodb_lock_wait_timeout}
- * is set for it and put back right after it. The caller's isolation level applies; under
- * REPEATABLE READ (MariaDB's default) the read of a row the claim found is a locking read, which
- * sees the latest committed row whatever the transaction's snapshot.
+ * <p>The claim is a plain {@code INSERT}, in the call's savepoint: a duplicate key fails that
+ * statement alone, and the row it met is then read. Its answer so depends on no setting of the
+ * caller's connection (an {@code INSERT ... ON DUPLICATE KEY UPDATE} answers 1 for an existing row
+ * on a connection that counts found rows, the driver's default). The claim alone waits at most the
+ * busy timeout: the session's {@code innodb_lock_wait_timeout} is set for it and put back right
+ * after it. The caller's isolation level applies; under REPEATABLE READ (MariaDB's default) the
+ * reads of the row the claim met and of the horizon are locking reads, which see the latest
+ * committed row whatever the transaction's snapshot.
+ *
+ * <p>A deadlock makes InnoDB roll the caller's whole transaction back, savepoints and all. The call
+ * then says to retry the whole transaction, and the connection keeps a savepoint of the inbox's as a
+ * mark, which the caller's commit or rollback ends: until then, its joined calls are refused.
  */
 final class MariaDbJoinedTransaction extends JoinedTransaction {
 
-    private static final String SAVEPOINT = "inbox_joined";
+    private static final int DUPLICATE_KEY = 1062;
+    private static final String LOST_MARK = "inbox_transaction_lost";
+    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
+            + InboxRows.PLACEHOLDERS + ")";
+    private static final String HORIZON = "SELECT horizon AS t FROM inbox_horizon WHERE inbox = ? LOCK IN SHARE MODE";
 
-    private final Handle handle;
-    private final Connection connection;
     private final long lockWaitSeconds;
-    private final FailedStatements effectFailures;
-    private EffectGuard effectGuard;
-    private boolean broken;
 
     private MariaDbJoinedTransaction(Handle handle, long lockWaitSeconds) {
-        this.handle = handle;
-        this.connection = handle.getConnection();
+        super(handle);
         this.lockWaitSeconds = lockWaitSeconds;
-        this.effectFailures = FailedStatements.watch(handle);
     }
 
     /** The caller's transaction on {@code callerHandle}, which must have autocommit off. */
@@ -56,135 +55,101 @@ final class MariaDbJoinedTransaction extends JoinedTransaction {
     }
 
     @Override
-    public void savepoint() {
-        effectFailures.forget();
-        run("SAVEPOINT " + SAVEPOINT, "opening the joined call's savepoint");
+    protected RuntimeException translate(SQLException failure, String doing) {
+        return MariaDbErrors.translate(failure, doing);
+    }
+
+    @Override
+    protected boolean noSuchSavepoint(SQLException failure) {
+        return MariaDbErrors.errorCode(failure) == MariaDbErrors.SAVEPOINT_DOES_NOT_EXIST;
+    }
+
+    @Override
+    protected void markLost() throws SQLException {
+        execute("SAVEPOINT " + LOST_MARK);
+    }
+
+    @Override
+    protected boolean stillLost() throws SQLException {
+        // A commit or rollback ends every savepoint; a release, which changes nothing else, tells.
+        try {
+            execute("RELEASE SAVEPOINT " + LOST_MARK);
+        } catch (SQLException e) {
+            if (noSuchSavepoint(e)) {
+                return false;
+            }
+            throw e;
+        }
+        execute("SAVEPOINT " + LOST_MARK);
+        return true;
     }
 
     @Override
     public Optional<InboxRecord> claim(
             String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("SET @inbox_caller_lock_wait_timeout = @@SESSION.innodb_lock_wait_timeout,"
+        RuntimeException failure = null;
+        try {
+            execute("SET @inbox_caller_lock_wait_timeout = @@SESSION.innodb_lock_wait_timeout,"
                     + " SESSION innodb_lock_wait_timeout = " + lockWaitSeconds);
-            try {
-                return insertOrRead(inbox, id, fingerprint, content, receivedAt);
-            } finally {
-                statement.execute("SET SESSION innodb_lock_wait_timeout = @inbox_caller_lock_wait_timeout,"
-                        + " @inbox_caller_lock_wait_timeout = NULL");
-            }
+            return insertOrRead(inbox, id, fingerprint, content, receivedAt);
         } catch (SQLException e) {
-            throw MariaDbErrors.translate(e, "claiming the id");
+            failure = deadlock(e, "claiming the id");
+            throw failure;
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        } finally {
+            try {
+                execute("SET SESSION innodb_lock_wait_timeout = COALESCE(@inbox_caller_lock_wait_timeout,"
+                        + " @@SESSION.innodb_lock_wait_timeout), @inbox_caller_lock_wait_timeout = NULL");
+            } catch (SQLException e) {
+                // The claim's own failure is the one to report; a failed restore goes with it.
+                RuntimeException restore = MariaDbErrors.translate(e, "restoring the session's innodb_lock_wait_timeout");
+                if (failure == null) {
+                    throw restore;
+                }
+                failure.addSuppressed(restore);
+            }
         }
     }
 
     private Optional<InboxRecord> insertOrRead(
             String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) throws SQLException {
-        int affected;
-        try (PreparedStatement claim = connection.prepareStatement(MariaDbStore.CLAIM)) {
+        try (PreparedStatement claim = connection.prepareStatement(CLAIM)) {
             InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, MariaDbStore.TIME);
-            affected = claim.executeUpdate();
-        }
-        if (affected == 1) {
+            claim.executeUpdate();
             return Optional.empty();
+        } catch (SQLException e) {
+            if (MariaDbErrors.errorCode(e) != DUPLICATE_KEY) {
+                throw e;
+            }
         }
         return Optional.of(MariaDbStore.readClaimed(connection, inbox, id));
     }
 
+    /**
+     * The failure to throw for {@code e}: for a deadlock, after which InnoDB has rolled the
+     * caller's whole transaction back, one that says to retry all of it.
+     */
+    private RuntimeException deadlock(SQLException e, String doing) {
+        if (MariaDbErrors.errorCode(e) != MariaDbErrors.DEADLOCK) {
+            return translate(e, doing);
+        }
+        RuntimeException lost = wholeTransactionRolledBack("MariaDB broke a deadlock by rolling the caller's whole"
+                + " transaction back, " + doing, e);
+        transactionLost(lost);
+        return lost;
+    }
+
     @Override
     public Optional<Instant> horizon(String inbox) {
-        try {
-            return InboxRows.horizon(connection, inbox, MariaDbStore.TIME);
+        try (PreparedStatement read = connection.prepareStatement(HORIZON)) {
+            read.setString(1, inbox);
+            try (ResultSet row = read.executeQuery()) {
+                return row.next() ? Optional.ofNullable(MariaDbStore.TIME.read(row, "t")) : Optional.empty();
+            }
         } catch (SQLException e) {
-            throw MariaDbErrors.translate(e, "reading the horizon");
+            throw deadlock(e, "reading the horizon");
         }
     }
-
-    @Override
-    public Handle handle() {
-        if (effectGuard == null) {
-            effectGuard = EffectGuard.enter(handle);
-        }
-        return handle;
-    }
-
-    private boolean effectDone() {
-        if (effectGuard == null) {
-            return false;
-        }
-        boolean attempted = effectGuard.exit();
-        effectGuard = null;
-        return attempted;
-    }
-
-    @Override
-    public void releaseSavepoint() {
-        try {
-            boolean attempted = effectDone();
-            boolean open;
-            try {
-                open = !connection.getAutoCommit();
-            } catch (SQLException e) {
-                throw MariaDbErrors.translate(e, "reading the caller's connection");
-            }
-            if (attempted || !open) {
-                broken = !open;
-                throw broken(null);
-            }
-            try (Statement statement = connection.createStatement()) {
-                statement.execute("RELEASE SAVEPOINT " + SAVEPOINT);
-            } catch (SQLException e) {
-                if (MariaDbErrors.errorCode(e) == MariaDbErrors.SAVEPOINT_DOES_NOT_EXIST) {
-                    // The savepoint went with the transaction: the effect ended it, or MariaDB rolled it
-                    // back for a deadlock whose error the effect caught.
-                    broken = true;
-                    EffectBrokeTransactionException failure = broken(effectFailures.last());
-                    failure.addSuppressed(e);
-                    throw failure;
-                }
-                throw MariaDbErrors.translate(e, "releasing the joined call's savepoint");
-            }
-        } finally {
-            effectFailures.stop();
-        }
-    }
-
-    private static EffectBrokeTransactionException broken(SQLException seen) {
-        return new EffectBrokeTransactionException("the caller's transaction ended while the effect ran: the effect"
-                + " committed or rolled it back (or tried to), or MariaDB rolled it back for a deadlock whose error"
-                + " the effect caught. Whatever was committed stays committed, claim included; whatever was rolled"
-                + " back is gone with the claim. An effect must not end the transaction it runs in", seen);
-    }
-
-    @Override
-    public void rollbackToSavepoint() {
-        effectDone();
-        try {
-            if (broken) {
-                return;
-            }
-            try (Statement statement = connection.createStatement()) {
-                statement.execute("ROLLBACK TO SAVEPOINT " + SAVEPOINT);
-                statement.execute("RELEASE SAVEPOINT " + SAVEPOINT);
-            } catch (SQLException e) {
-                if (MariaDbErrors.errorCode(e) == MariaDbErrors.SAVEPOINT_DOES_NOT_EXIST) {
-                    throw new InboxBusyException("MariaDB rolled the caller's whole transaction back (a deadlock,"
-                            + " most likely) during the joined call; nothing of it remains, and the transaction should"
-                            + " be retried from its start", e);
-                }
-                throw MariaDbErrors.translate(e, "rolling back the joined call's savepoint");
-            }
-        } finally {
-            effectFailures.stop();
-        }
-    }
-
-    private void run(String sql, String doing) {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        } catch (SQLException e) {
-            throw MariaDbErrors.translate(e, doing);
-        }
-    }
-
 }

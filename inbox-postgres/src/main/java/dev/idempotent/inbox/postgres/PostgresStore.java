@@ -111,7 +111,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
      */
     @Override
     public StoreTransaction<Handle> join(Handle callerHandle) {
-        return PostgresTransaction.joined(callerHandle, lockTimeout(busyTimeout));
+        return PostgresJoinedTransaction.join(callerHandle, lockTimeout(busyTimeout));
     }
 
     /**

@@ -3,23 +3,19 @@ package dev.idempotent.inbox.postgres;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
-import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.OutcomeUnknownException;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.jdbi.spi.FailedStatements;
-import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
 import dev.idempotent.inbox.spi.PurgeBatch;
 import dev.idempotent.inbox.spi.PurgePosition;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.Optional;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
@@ -27,8 +23,8 @@ import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
 /**
- * One READ COMMITTED transaction on a connection of its own, given back when it ends; or, for a
- * joined call, one savepoint's work in a transaction the caller owns (see {@link #joined}).
+ * One READ COMMITTED transaction on a connection of its own, given back when it ends. (A joined
+ * call, in a transaction the caller owns, is {@link PostgresJoinedTransaction}.)
  *
  * <p>The inbox's own statements run as plain JDBC on the handle's connection. Statements that
  * return nothing and need not be answered on their own wait and travel in front of the next
@@ -50,40 +46,6 @@ import org.postgresql.core.TransactionState;
  */
 final class PostgresTransaction implements StoreTransaction<Handle> {
 
-    // The row count tells in the same statement whether this call inserted the row: 1, or 0 when a
-    // row of the id was there. Under READ COMMITTED a claim that meets another transaction's
-    // uncommitted row of the same id waits for it to end, then inserts (it rolled back) or does
-    // nothing (it committed).
-    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
-
-    // A joined claim waits at most the busy timeout, and the caller's transaction keeps its own
-    // lock_timeout for everything else: the caller's value is kept in a setting of the inbox's own
-    // before the claim and put back after it, in the claim's round trip. If the claim fails, the
-    // rollback to the savepoint undoes both settings.
-    private static final String SAVED_LOCK_TIMEOUT = "inbox.caller_lock_timeout";
-    private static final String RESTORE_LOCK_TIMEOUT =
-            "SELECT set_config('lock_timeout', current_setting('" + SAVED_LOCK_TIMEOUT + "'), true)";
-    private static final String JOINED_SAVEPOINT = "inbox_joined";
-
-    // Purgers serialise on the horizon row, which only moves forward. Raising it in the same
-    // transaction as the delete means an apply whose claim waited for a purge to delete an old row
-    // of the same id reads the raised horizon afterwards (the engine reads it after the claim, and
-    // under READ COMMITTED that read sees the purge's commit), so it is refused as stale.
-    private static final String RAISE_HORIZON = """
-            INSERT INTO inbox_horizon (inbox, horizon) VALUES (:inbox, :cutoff)
-            ON CONFLICT (inbox) DO UPDATE SET horizon = GREATEST(inbox_horizon.horizon, EXCLUDED.horizon)""";
-
-    // id = ANY(ARRAY(...)) rather than id IN (...): once the driver prepares the statement on the
-    // server, PostgreSQL may plan IN as a hash semi-join over a scan of the whole table, which made
-    // every batch read every row; the array keeps both sides on their indexes under any plan.
-    private static final String DELETE_OLDEST = """
-            DELETE FROM inbox_message WHERE inbox = :inbox AND id = ANY(ARRAY(
-                SELECT id FROM inbox_message
-                WHERE inbox = :inbox AND received_at < :cutoff AND (received_at, id) > (:afterReceivedAt, :afterId)
-                ORDER BY received_at, id LIMIT :limit))
-            RETURNING received_at, id""";
-
     private final Handle handle;
     private final Connection connection;
     // pgjdbc's own connection under the pool's wrapper, for the transaction state it tracks; null
@@ -100,8 +62,6 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     // in the text being sent, after whose answer Jdbi begins the transaction.
     private boolean beginUnsent;
     private boolean beginUnanswered;
-    // Null for the inbox's own transactions; the busy timeout's lock_timeout for a joined one.
-    private final String joinedLockTimeout;
     private EffectGuard effectGuard;
     private int savepoints;
     private boolean ended;
@@ -111,7 +71,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     record Begin(String statements, String thenClaim) {
         /** {@return {@code statements}, and the claim with them in front of it} */
         static Begin of(String statements) {
-            return new Begin(statements, statements + "; " + CLAIM);
+            return new Begin(statements, statements + "; " + PostgresStatements.CLAIM);
         }
     }
 
@@ -132,18 +92,17 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "opening a connection", connection);
         }
-        return new PostgresTransaction(handle, driver, hintReadOnly ? readOnly : readWrite, null);
+        return new PostgresTransaction(handle, driver, hintReadOnly ? readOnly : readWrite);
     }
 
-    private PostgresTransaction(Handle handle, BaseConnection driver, Begin begin, String joinedLockTimeout) {
+    private PostgresTransaction(Handle handle, BaseConnection driver, Begin begin) {
         this.handle = handle;
         this.connection = handle.getConnection();
         this.driver = driver;
-        this.unsent = new StringBuilder(begin == null ? "" : begin.statements());
-        this.beginThenClaim = begin == null ? null : begin.thenClaim();
-        this.onlyBeginUnsent = begin != null;
-        this.beginUnsent = begin != null;
-        this.joinedLockTimeout = joinedLockTimeout;
+        this.unsent = new StringBuilder(begin.statements());
+        this.beginThenClaim = begin.thenClaim();
+        this.onlyBeginUnsent = true;
+        this.beginUnsent = true;
         this.effectFailures = FailedStatements.watch(handle);
     }
 
@@ -152,38 +111,6 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
             return connection.isWrapperFor(BaseConnection.class) ? connection.unwrap(BaseConnection.class) : null;
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, doing, connection);
-        }
-    }
-
-    /**
-     * The caller's open transaction on {@code callerHandle}, for one joined call: a savepoint, the
-     * claim (waiting at most {@code lockTimeout}), the effect with the caller's handle, and the
-     * savepoint's release or rollback. The caller's isolation level applies; its lock timeout and
-     * logger are as they were once the savepoint ends. It never commits, rolls back or purges.
-     */
-    static PostgresTransaction joined(Handle callerHandle, String lockTimeout) {
-        Connection connection = callerHandle.getConnection();
-        BaseConnection driver;
-        try {
-            JoinedTransaction.requireOpenTransaction(connection);
-            driver = driver(connection, "reading the caller's transaction state");
-        } catch (SQLException e) {
-            throw PostgresErrors.translate(e, "reading the caller's transaction state");
-        }
-        if (driver != null && driver.getTransactionState() == TransactionState.FAILED) {
-            throw new InboxException("the caller's transaction is aborted (one of its statements failed), so"
-                    + " nothing more can happen in it; roll it back (or back to a savepoint of yours) first");
-        }
-        return new PostgresTransaction(callerHandle, driver, null, lockTimeout);
-    }
-
-    private boolean isJoined() {
-        return joinedLockTimeout != null;
-    }
-
-    private void refuseIfJoined(String what) {
-        if (isJoined()) {
-            throw new IllegalStateException("the caller owns a joined transaction; the inbox must not " + what + " it");
         }
     }
 
@@ -197,11 +124,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         boolean open = stillOpen();
         if (attempted || !open) {
             broken = !open;
-            throw new EffectBrokeTransactionException(isJoined()
-                    ? "the effect committed or rolled back the caller's transaction it was given (or tried to);"
-                            + " whatever it committed stays committed, claim included, and whatever it rolled back is"
-                            + " gone with the claim. An effect must not end the transaction it runs in"
-                    : "the effect committed or rolled back the inbox's transaction (or tried to); an effect must"
+            throw new EffectBrokeTransactionException("the effect committed or rolled back the inbox's transaction (or tried to); an effect must"
                             + " not end the transaction it runs in. What was left of it was rolled back; a commit the"
                             + " effect made holds the claim, so a redelivery answers Duplicate", effectFailures.last());
         }
@@ -229,8 +152,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         if (isAborted()) {
             throw new EffectBrokeTransactionException("a statement of the effect failed and the effect went on;"
                     + " PostgreSQL aborted the transaction, so nothing of it can commit. It was rolled back"
-                    + (isJoined() ? " to the inbox's savepoint, and your transaction is usable again;" : " and")
-                    + " nothing was recorded. Run a statement that may fail inside a savepoint of the effect's"
+                    + " and nothing was recorded. Run a statement that may fail inside a savepoint of the effect's"
                     + " own", effectFailures.last());
         }
     }
@@ -362,47 +284,16 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     /** Whether the claim inserted the row; false when a row of this id was there. */
     private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
             throws SQLException {
-        String sql = onlyBeginUnsent ? takeBeginThenClaim() : isJoined()
-                ? first("SELECT set_config('" + SAVED_LOCK_TIMEOUT + "', current_setting('lock_timeout'), true),"
-                        + " set_config('lock_timeout', '" + joinedLockTimeout + "', true); " + CLAIM + "; "
-                        + RESTORE_LOCK_TIMEOUT)
-                : first(CLAIM);
+        String sql = onlyBeginUnsent ? takeBeginThenClaim() : first(PostgresStatements.CLAIM);
         boolean inserted;
         try {
-            inserted = sendClaim(sql, inbox, id, fingerprint, content, receivedAt);
+            inserted = PostgresStatements.sendClaim(connection, sql, inbox, id, fingerprint, content, receivedAt);
         } catch (SQLException | RuntimeException e) {
             answered(e);
             throw e;
         }
         answered(null);
         return inserted;
-    }
-
-    private boolean sendClaim(String sql, String inbox, String id, Fingerprint fingerprint, Content content,
-            Instant receivedAt) throws SQLException {
-        try (PreparedStatement claim = connection.prepareStatement(sql)) {
-            InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, PostgresStore.TIME);
-            // Every statement sent answers, in order: the BEGIN, the lock timeout and a savepoint
-            // with a count of 0, a joined claim's set_config calls with a row each, the claim with its row count,
-            // which is the last count of all. (A RETURNING column would cost a described result
-            // set on every claim to tell the same.)
-            int inserted = -1;
-            boolean rows = claim.execute();
-            while (true) {
-                if (!rows) {
-                    int count = claim.getUpdateCount();
-                    if (count == -1) {
-                        break;
-                    }
-                    inserted = count;
-                }
-                rows = claim.getMoreResults();
-            }
-            if (inserted != 0 && inserted != 1) {
-                throw new SQLException("the claim answered with a row count of " + inserted + ", not 0 or 1");
-            }
-            return inserted == 1;
-        }
     }
 
     private String takeBeginThenClaim() {
@@ -431,28 +322,15 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     }
 
     private String savepointName() {
-        return isJoined() ? JOINED_SAVEPOINT : "inbox_" + savepoints;
+        return "inbox_" + savepoints;
     }
 
     @Override
     public void releaseSavepoint() {
-        try {
-            checkEffectKeptTransaction();
-            checkNotAborted();
-            if (!isJoined()) {
-                execute("RELEASE SAVEPOINT " + savepointName(), "releasing a savepoint");
-            }
-            // A joined call leaves its savepoint to the caller's commit, which ends it with the
-            // transaction: a RELEASE would be a round trip of its own, a quarter of a short
-            // transaction's, and nothing needs the savepoint gone sooner. The checks above read
-            // the driver's own state and cost none. A later joined call's savepoint of the same
-            // name shadows this one, so its rollback goes back to its own.
-            savepoints--;
-        } finally {
-            if (isJoined()) {
-                effectFailures.stop();
-            }
-        }
+        checkEffectKeptTransaction();
+        checkNotAborted();
+        execute("RELEASE SAVEPOINT " + savepointName(), "releasing a savepoint");
+        savepoints--;
     }
 
     @Override
@@ -461,21 +339,15 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
             effectGuard.exit();
             effectGuard = null;
         }
-        try {
-            if (broken) {
-                // The effect ended the transaction the savepoint was in; there is nothing to roll back to.
-                return;
-            }
-            // This also lifts the abort that any failed statement since the savepoint left on the
-            // whole transaction, so the next message of a batch can go on.
-            execute("ROLLBACK TO SAVEPOINT " + savepointName() + "; RELEASE SAVEPOINT " + savepointName(),
-                    "rolling back to a savepoint");
-            savepoints--;
-        } finally {
-            if (isJoined()) {
-                effectFailures.stop();
-            }
+        if (broken) {
+            // The effect ended the transaction the savepoint was in; there is nothing to roll back to.
+            return;
         }
+        // This also lifts the abort that any failed statement since the savepoint left on the
+        // whole transaction, so the next message of a batch can go on.
+        execute("ROLLBACK TO SAVEPOINT " + savepointName() + "; RELEASE SAVEPOINT " + savepointName(),
+                "rolling back to a savepoint");
+        savepoints--;
     }
 
     private void execute(String sql, String doing) {
@@ -495,37 +367,18 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void raiseHorizon(String inbox, Instant cutoff) {
-        refuseIfJoined("purge in");
-        try {
-            flush();
-            handle.createUpdate(RAISE_HORIZON).bind("inbox", inbox).bind("cutoff", PostgresStore.utc(cutoff)).execute();
-        } catch (JdbiException e) {
-            throw PostgresErrors.translate(e, "raising the horizon");
-        }
+        flush();
+        PostgresStatements.raiseHorizon(handle, inbox, cutoff);
     }
 
     @Override
     public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
-        refuseIfJoined("purge in");
-        try {
-            flush();
-            return PurgeBatch.of(handle.createQuery(DELETE_OLDEST)
-                    .bind("inbox", inbox)
-                    .bind("cutoff", PostgresStore.utc(cutoff))
-                    .bind("afterReceivedAt", after == null ? OffsetDateTime.MIN : PostgresStore.utc(after.receivedAt()))
-                    .bind("afterId", after == null ? "" : after.id())
-                    .bind("limit", limit)
-                    .map((rs, ctx) -> new PurgePosition(
-                            rs.getObject(1, OffsetDateTime.class).toInstant(), rs.getString(2)))
-                    .list());
-        } catch (JdbiException e) {
-            throw PostgresErrors.translate(e, "purging");
-        }
+        flush();
+        return PostgresStatements.deleteOldest(handle, inbox, cutoff, after, limit);
     }
 
     @Override
     public void commit() {
-        refuseIfJoined("commit");
         if (effectGuard != null) {
             // A lone message: the effect ran without a savepoint of its own.
             checkEffectKeptTransaction();
@@ -550,7 +403,6 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void rollback() {
-        refuseIfJoined("roll back");
         if (effectGuard != null) {
             effectGuard.exit();
             effectGuard = null;

@@ -13,8 +13,10 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.testkit.InboxFixture;
+import dev.idempotent.inbox.testkit.MutableClock;
 import dev.idempotent.inbox.testkit.Stock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -245,5 +247,80 @@ class PostgresJoinedTest {
         assertEquals(1, rows());
         assertEquals(7, stock.total());
         assertInstanceOf(Outcome.Duplicate.class, inbox.apply("snack-7", Content.of(7), tx -> stock.add(tx, 7)));
+    }
+
+    @Test
+    void aCommitRefusedByADeferredConstraintCountsNothingAndTheRedeliveryApplies() {
+        fixture.jdbi().useHandle(h -> {
+            h.execute("CREATE TABLE joined_parent (id INT PRIMARY KEY)");
+            h.execute("CREATE TABLE joined_child (id INT PRIMARY KEY, parent INT NOT NULL"
+                    + " REFERENCES joined_parent (id) DEFERRABLE INITIALLY DEFERRED)");
+        });
+        try (Handle handle = fixture.jdbi().open()) {
+            handle.begin();
+            assertInstanceOf(Outcome.Applied.class, inbox.applyIn(handle, "snack-7", Content.of(7), tx -> {
+                stock.add(tx, 7);
+                return tx.execute("INSERT INTO joined_child (id, parent) VALUES (1, 42)");
+            }));
+            assertThrows(RuntimeException.class, handle::commit, "the deferred foreign key refuses the commit");
+            handle.rollback();
+        }
+        assertEquals(0, inbox.stats().applied(), "nothing committed, nothing counted");
+        assertEquals(0, Stock.inboxRows(fixture.jdbi(), "joined"));
+        try (Handle handle = fixture.jdbi().open()) {
+            assertInstanceOf(Outcome.Applied.class,
+                    handle.inTransaction(tx -> inbox.applyIn(tx, "snack-7", Content.of(7), t -> stock.add(t, 7))));
+        }
+        assertEquals(7, stock.total());
+        assertEquals(1, inbox.stats().applied());
+    }
+
+    @Test
+    void aConnectionTerminatedWhileTheEffectRunsLeavesNothingAndCountsNothing() {
+        Handle handle = fixture.jdbi().open();
+        try {
+            int pid = handle.createQuery("SELECT pg_backend_pid()").mapTo(Integer.class).one();
+            handle.begin();
+            assertThrows(RuntimeException.class, () -> inbox.applyIn(handle, "snack-7", Content.of(7), tx -> {
+                stock.add(tx, 7);
+                boolean terminated = fixture.admin().withHandle(admin -> admin
+                        .createQuery("SELECT pg_terminate_backend(?, 30000)").bind(0, pid).mapTo(Boolean.class).one());
+                assertTrue(terminated, "the backend was terminated");
+                return stock.add(tx, 7);
+            }));
+        } finally {
+            try {
+                handle.close();
+            } catch (RuntimeException gone) {
+                // The connection was terminated: its rollback and close cannot reach the server.
+            }
+        }
+        assertEquals(0, inbox.stats().applied());
+        assertEquals(1, inbox.stats().failed());
+        assertEquals(0, Stock.inboxRows(fixture.jdbi(), "joined"));
+        assertEquals(0, stock.total());
+    }
+
+    @Test
+    void aResendOfAPurgedIdFromASerializableSnapshotOlderThanThePurgeFailsRetryably() {
+        MutableClock clock = new MutableClock(Instant.parse("2026-01-05T10:00:00Z"));
+        Instant origin = clock.instant();
+        try (PostgresInbox kept = PostgresInbox.builder(fixture.jdbi()).name("kept").retention(Duration.ofDays(7))
+                .clock(clock).build()) {
+            assertInstanceOf(Outcome.Applied.class, kept.apply("snack-7", Content.of(7), origin, tx -> stock.add(tx, 7)));
+            clock.advance(Duration.ofDays(8));
+            try (Handle handle = fixture.jdbi().open()) {
+                handle.begin();
+                handle.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+                handle.createQuery("SELECT COUNT(*) FROM inbox_message").mapTo(Long.class).one();
+                assertEquals(1, kept.retention().purge().rowsPurged());
+                InboxException refused = assertThrows(InboxException.class,
+                        () -> kept.applyIn(handle, "snack-7", Content.of(7), origin, tx -> stock.add(tx, 7)));
+                assertEquals(FailureKind.RETRYABLE, FailureKind.of(refused), refused.toString());
+                handle.rollback();
+            }
+            assertEquals(1, kept.stats().applied(), "the first delivery only");
+        }
+        assertEquals(7, stock.total());
     }
 }

@@ -1,12 +1,10 @@
 package dev.idempotent.inbox.sqlite;
 
 import dev.idempotent.inbox.Content;
-import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
-import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import java.sql.Connection;
@@ -22,10 +20,10 @@ import org.jdbi.v3.core.Handle;
 import org.sqlite.SQLiteConnection;
 
 /**
- * One joined call in a transaction the caller owns on its own connection to the inbox's file: a
- * savepoint, the claim, the effect with the caller's handle, and the savepoint's release or
- * rollback. It never commits, rolls back or purges; it does not take part in group commit, since
- * the caller's transaction commits when the caller says.
+ * One joined call in a transaction the caller owns on its own connection to the inbox's file: the
+ * savepoint protocol of {@link JoinedTransaction} with SQLite's claim. It does not take part in
+ * group commit, since the caller's transaction commits when the caller says; while the effect runs,
+ * the file's writer lock of this process is held, as for the inbox's own effects.
  *
  * <p>The claim is the caller transaction's first write unless the caller wrote before: then SQLite
  * takes the file's write lock, waiting in the busy handler for at most the inbox's busy timeout
@@ -35,20 +33,14 @@ import org.sqlite.SQLiteConnection;
  */
 final class SqliteJoinedTransaction extends JoinedTransaction {
 
-    private static final String SAVEPOINT = "inbox_joined";
     private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
             + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
 
-    private final Handle handle;
-    private final Connection connection;
     private final String file;
     private final long busyTimeoutMillis;
-    private EffectGuard effectGuard;
-    private boolean broken;
 
     private SqliteJoinedTransaction(Handle handle, String file, Duration busyTimeout) {
-        this.handle = handle;
-        this.connection = handle.getConnection();
+        super(handle);
         this.file = file;
         this.busyTimeoutMillis = busyTimeout.toMillis();
     }
@@ -80,8 +72,23 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
     }
 
     @Override
-    public void savepoint() {
-        execute("SAVEPOINT " + SAVEPOINT, "opening the joined call's savepoint");
+    protected RuntimeException translate(SQLException failure, String doing) {
+        return SqliteErrors.translate(failure, doing);
+    }
+
+    @Override
+    protected boolean noSuchSavepoint(SQLException failure) {
+        return SqliteFiles.noSuchSavepoint(failure);
+    }
+
+    @Override
+    protected void effectStarting() {
+        WriteLocks.hold(file, handle);
+    }
+
+    @Override
+    protected void effectEnded() {
+        WriteLocks.release(file, handle);
     }
 
     @Override
@@ -152,78 +159,4 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
             throw SqliteErrors.translate(e, "reading the horizon");
         }
     }
-
-    @Override
-    public Handle handle() {
-        if (effectGuard == null) {
-            WriteLocks.hold(file, handle);
-            effectGuard = EffectGuard.enter(handle);
-        }
-        return handle;
-    }
-
-    /** Ends the effect's guards; whether the effect tried to end its transaction through Jdbi. */
-    private boolean effectDone() {
-        if (effectGuard == null) {
-            return false;
-        }
-        WriteLocks.release(file, handle);
-        boolean attempted = effectGuard.exit();
-        effectGuard = null;
-        return attempted;
-    }
-
-    @Override
-    public void releaseSavepoint() {
-        boolean attempted = effectDone();
-        boolean open;
-        try {
-            open = !connection.getAutoCommit();
-        } catch (SQLException e) {
-            throw SqliteErrors.translate(e, "reading the caller's connection");
-        }
-        if (attempted || !open) {
-            broken = !open;
-            throw broken();
-        }
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("RELEASE " + SAVEPOINT);
-        } catch (SQLException e) {
-            if (SqliteFiles.noSuchSavepoint(e)) {
-                // The savepoint went with the transaction: the effect committed or rolled it back.
-                broken = true;
-                EffectBrokeTransactionException failure = broken();
-                failure.addSuppressed(e);
-                throw failure;
-            }
-            throw SqliteErrors.translate(e, "releasing the joined call's savepoint");
-        }
-    }
-
-    private static EffectBrokeTransactionException broken() {
-        return new EffectBrokeTransactionException("the effect committed or rolled back the caller's transaction it"
-                + " was given (or tried to); whatever it committed stays committed, claim included, and whatever it"
-                + " rolled back is gone with the claim. An effect must not end the transaction it runs in", null);
-    }
-
-    @Override
-    public void rollbackToSavepoint() {
-        effectDone();
-        if (broken) {
-            // The effect ended the transaction the savepoint was in; there is nothing to roll back to.
-            return;
-        }
-        // ROLLBACK TO keeps the savepoint open; RELEASE ends it with nothing left in it.
-        execute("ROLLBACK TO " + SAVEPOINT + "; RELEASE " + SAVEPOINT, "rolling back the joined call's savepoint");
-    }
-
-    private void execute(String sql, String doing) {
-        try (Statement statement = connection.createStatement()) {
-            statement.executeUpdate(sql);
-        } catch (SQLException e) {
-            throw SqliteErrors.translate(e, doing);
-        }
-    }
-
-
 }

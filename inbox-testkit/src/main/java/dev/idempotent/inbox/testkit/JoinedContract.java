@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.booleans;
 import static org.quicktheories.generators.SourceDSL.lists;
@@ -18,13 +19,16 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
+import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -203,13 +207,28 @@ public abstract class JoinedContract {
                     pending.forEach(p -> outcomes.add(p.uncommitted()));
                 } else {
                     connection.commit();
-                    pending.forEach(p -> outcomes.add(p.committed()));
+                    for (PendingOutcome<Integer> p : pending) {
+                        outcomes.add(committedOrNull(p));
+                    }
                 }
             } finally {
                 connection.setAutoCommit(true);
             }
         }
         return outcomes;
+    }
+
+    /**
+     * The final outcome of {@code pending} after the caller's commit, or {@code null} when the inbox
+     * knows it never became final (rolled back with an enclosing joined call, or with the whole
+     * transaction), which it says by refusing {@code committed()}.
+     */
+    private static Outcome<Integer> committedOrNull(PendingOutcome<Integer> pending) {
+        try {
+            return pending.committed();
+        } catch (IllegalStateException undone) {
+            return null;
+        }
     }
 
     /** A Handle-form outcome, which Jdbi's callbacks count; the test reads it only. */
@@ -546,6 +565,308 @@ public abstract class JoinedContract {
         });
         assertEquals(0, rows(inbox));
         assertEquals(0, stock.total());
+    }
+
+    /**
+     * An outer joined call whose effect applies a message of a second inbox on the same
+     * transaction and then throws, the caller catching it and committing: nothing of either call
+     * remains, the nested one is not counted, and a redelivery to either applies.
+     */
+    @ParameterizedTest
+    @EnumSource(Form.class)
+    void aFailedJoinedCallTakesTheCallNestedInItsEffectWithIt(Form form) throws Exception {
+        JdbiInbox orders = inbox("orders");
+        JdbiInbox payments = inbox("payments");
+        IllegalStateException fails = new IllegalStateException("order refused after its payment");
+        List<PendingOutcome<Integer>> nested = new ArrayList<>();
+        transaction(orders, form, false, joiner -> {
+            joiner.log("before", 1);
+            assertSame(fails, assertThrows(IllegalStateException.class,
+                    () -> joiner.apply(orders, "o-1", Content.of(1), tx -> {
+                        stock.add(tx, 1);
+                        nested.add(joiner.apply(payments, "o-1", Content.of(10), tx2 -> stock.add(tx2, 10)));
+                        throw fails;
+                    })));
+            joiner.log("after", 2);
+            return List.of();
+        });
+        assertEquals(List.of(0L, 0L, 0L), List.of(rows(orders), rows(payments), stock.total()),
+                "neither claim nor write of the failed call or of the call nested in it");
+        assertEquals(2, logRows(), "the caller's own writes committed");
+        assertEquals(List.of(0L, 0L), List.of(orders.stats().applied(), payments.stats().applied()),
+                "the nested call went with its enclosing call's savepoint, so it is not counted");
+        if (form == Form.CONNECTION) {
+            assertThrows(IllegalStateException.class, nested.get(0)::committed,
+                    "the nested call's outcome never became final");
+        }
+        assertInstanceOf(Outcome.Applied.class, receive(orders, form, "o-1", 1));
+        assertInstanceOf(Outcome.Applied.class, receive(payments, form, "o-1", 10));
+        assertEquals(11, stock.total());
+    }
+
+    /**
+     * Three inboxes nested in one caller transaction, each effect applying the next: first the
+     * innermost fails and the middle one catches it, then, in a second transaction, the middle one
+     * fails after the innermost succeeded and the outermost catches it. Nothing of a failed call
+     * remains, calls nested in it included; everything else commits; the counts are what committed.
+     */
+    @ParameterizedTest
+    @EnumSource(Form.class)
+    void nestedJoinedCallsThreeDeepKeepExactlyWhatDidNotFail(Form form) throws Exception {
+        JdbiInbox outer = inbox("outer");
+        JdbiInbox middle = inbox("middle");
+        JdbiInbox inner = inbox("inner");
+        IllegalStateException innerFails = new IllegalStateException("inner fails");
+        List<Outcome<Integer>> first = transaction(outer, form, false, joiner -> {
+            joiner.log("first", 1);
+            List<PendingOutcome<Integer>> done = new ArrayList<>();
+            done.add(joiner.apply(outer, "m-1", Content.of(1), tx -> {
+                stock.add(tx, 1);
+                done.add(joiner.apply(middle, "m-1", Content.of(10), tx2 -> {
+                    stock.add(tx2, 10);
+                    assertSame(innerFails, assertThrows(IllegalStateException.class,
+                            () -> joiner.apply(inner, "m-1", Content.of(100), tx3 -> {
+                                stock.add(tx3, 100);
+                                throw innerFails;
+                            })));
+                    return 10;
+                }));
+                return 1;
+            }));
+            return done;
+        });
+        first.forEach(outcome -> assertInstanceOf(Outcome.Applied.class, outcome));
+        assertEquals(List.of(1L, 1L, 0L, 11L), List.of(rows(outer), rows(middle), rows(inner), stock.total()));
+        assertEquals(1, logRows());
+
+        IllegalStateException middleFails = new IllegalStateException("middle fails");
+        List<PendingOutcome<Integer>> undone = new ArrayList<>();
+        List<Outcome<Integer>> second = transaction(outer, form, false, joiner -> {
+            joiner.log("second", 2);
+            return List.of(joiner.apply(outer, "m-2", Content.of(1), tx -> {
+                stock.add(tx, 1);
+                assertSame(middleFails, assertThrows(IllegalStateException.class,
+                        () -> joiner.apply(middle, "m-2", Content.of(10), tx2 -> {
+                            stock.add(tx2, 10);
+                            undone.add(joiner.apply(inner, "m-2", Content.of(100), tx3 -> stock.add(tx3, 100)));
+                            throw middleFails;
+                        })));
+                return 1;
+            }));
+        });
+        assertInstanceOf(Outcome.Applied.class, second.get(0));
+        assertEquals(List.of(2L, 1L, 0L, 12L), List.of(rows(outer), rows(middle), rows(inner), stock.total()),
+                "the middle call and the innermost one nested in it left nothing");
+        assertEquals(2, logRows());
+        assertEquals(List.of(2L, 1L, 0L), List.of(outer.stats().applied(), middle.stats().applied(),
+                inner.stats().applied()), "counted exactly what committed");
+        assertEquals(List.of(0L, 1L, 1L), List.of(outer.stats().failed(), middle.stats().failed(),
+                inner.stats().failed()));
+        if (form == Form.CONNECTION) {
+            assertThrows(IllegalStateException.class, undone.get(0)::committed);
+            assertEquals(0, inner.stats().applied(), "and a report of the undone call counts nothing");
+        }
+
+        assertInstanceOf(Outcome.Applied.class, receive(inner, form, "m-1", 100), "the failed calls apply again");
+        assertInstanceOf(Outcome.Applied.class, receive(inner, form, "m-2", 100));
+        assertInstanceOf(Outcome.Applied.class, receive(middle, form, "m-2", 10));
+        assertInstanceOf(Outcome.Duplicate.class, receive(outer, form, "m-1", 1));
+        assertEquals(222, stock.total());
+    }
+
+    /**
+     * A call on a JDBC connection whose effect applies a message of a second inbox through the
+     * handle it was given: the nested outcome is reported with the outer one, since nobody commits
+     * that handle through Jdbi; counted when the outer outcome is, undone when the outer call fails.
+     */
+    @Test
+    void aCallNestedThroughTheEffectsHandleReportsWithTheConnectionCallAroundIt() throws Exception {
+        JdbiInbox orders = inbox("orders");
+        JdbiInbox payments = inbox("payments");
+        IllegalStateException fails = new IllegalStateException("order refused after its payment");
+        try (Handle own = fixture.jdbi().open()) {
+            Connection connection = own.getConnection();
+            connection.setAutoCommit(false);
+            try {
+                PendingOutcome<Integer> order = orders.applyIn(connection, "o-1", Content.of(1), tx -> {
+                    assertInstanceOf(Outcome.Applied.class,
+                            payments.applyIn(tx, "o-1", Content.of(10), t -> stock.add(t, 10)));
+                    return stock.add(tx, 1);
+                });
+                assertSame(fails, assertThrows(IllegalStateException.class,
+                        () -> orders.applyIn(connection, "o-2", Content.of(1), tx -> {
+                            payments.applyIn(tx, "o-2", Content.of(10), t -> stock.add(t, 10));
+                            throw fails;
+                        })));
+                connection.commit();
+                assertInstanceOf(Outcome.Applied.class, order.committed());
+            } finally {
+                connection.setAutoCommit(true);
+            }
+        }
+        assertEquals(List.of(1L, 1L, 11L), List.of(rows(orders), rows(payments), stock.total()));
+        assertEquals(List.of(1L, 1L), List.of(orders.stats().applied(), payments.stats().applied()),
+                "the nested call counted with the outer one, the failed one's nested call not at all");
+    }
+
+    /**
+     * An effect that rolls back the raw connection and then writes on: refused, whatever database,
+     * so the call is never reported applied with its claim gone.
+     */
+    @ParameterizedTest
+    @EnumSource(Form.class)
+    void anEffectThatRollsBackTheConnectionAndWritesOnIsRefused(Form form) throws Exception {
+        JdbiInbox inbox = inbox("warehouse");
+        transaction(inbox, form, true, joiner -> {
+            joiner.log("rolled back by the effect", 100);
+            assertThrows(EffectBrokeTransactionException.class,
+                    () -> joiner.apply(inbox, "snack-7", Content.of(7), tx -> {
+                        stock.add(tx, 7);
+                        onConnection(tx, Connection::rollback);
+                        return stock.add(tx, 7);
+                    }));
+            return List.of();
+        });
+        assertEquals(List.of(0L, 0L, 0L), List.of(rows(inbox), stock.total(), logRows()));
+        assertEquals(0, inbox.stats().applied());
+        assertInstanceOf(Outcome.Applied.class, receive(inbox, form, "snack-7", 7), "the redelivery applies");
+        assertEquals(7, stock.total());
+    }
+
+    /**
+     * An effect that commits the raw connection and then writes on, in a transaction the caller
+     * then rolls back: refused, never counted; the claim stays with what was committed with it, so
+     * the redelivery is a duplicate.
+     */
+    @ParameterizedTest
+    @EnumSource(Form.class)
+    void anEffectThatCommitsTheConnectionAndWritesOnIsRefused(Form form) throws Exception {
+        JdbiInbox inbox = inbox("warehouse");
+        transaction(inbox, form, true, joiner -> {
+            assertThrows(EffectBrokeTransactionException.class,
+                    () -> joiner.apply(inbox, "snack-7", Content.of(7), tx -> {
+                        stock.add(tx, 7);
+                        onConnection(tx, Connection::commit);
+                        return stock.add(tx, 5);
+                    }));
+            return List.of();
+        });
+        assertEquals(1, rows(inbox), "the effect's commit took the claim along");
+        assertEquals(7, stock.total(), "with what the effect wrote before it, and nothing after");
+        assertEquals(0, inbox.stats().applied());
+        assertInstanceOf(Outcome.Duplicate.class, receive(inbox, form, "snack-7", 7));
+        assertEquals(7, stock.total());
+    }
+
+    /**
+     * Whether two caller transactions can hold claims at once, so that their claims can deadlock;
+     * false where writers queue for one lock (SQLite).
+     *
+     * @return true by default
+     */
+    protected boolean claimsCanDeadlock() {
+        return true;
+    }
+
+    /**
+     * Two caller transactions that each claim an id and then the other's: one claim loses a
+     * deadlock (or its lock wait), and the caller goes on in its transaction. Whatever the
+     * database did to that transaction, what is counted is what committed, and each committed
+     * claim committed with its effect.
+     */
+    @ParameterizedTest
+    @EnumSource(Form.class)
+    void aDeadlockBetweenJoinedClaimsCountsOnlyWhatCommitted(Form form) throws Exception {
+        assumeTrue(claimsCanDeadlock(), "writers queue for one lock here");
+        JdbiInbox inbox = inbox("warehouse");
+        CyclicBarrier bothClaimed = new CyclicBarrier(2);
+        List<InboxException> failures = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<List<Outcome<Integer>>>> callers = new ArrayList<>();
+            for (List<String> ids : List.of(List.of("one", "two"), List.of("two", "one"))) {
+                callers.add(pool.submit(() -> transaction(inbox, form, false, joiner -> {
+                    List<PendingOutcome<Integer>> done = new ArrayList<>();
+                    done.add(joiner.apply(inbox, ids.get(0), Content.of(7), logged(ids.get(0))));
+                    bothClaimed.await(30, TimeUnit.SECONDS);
+                    for (String id : List.of(ids.get(1), "after-" + ids.get(0))) {
+                        try {
+                            done.add(joiner.apply(inbox, id, Content.of(7), logged(id)));
+                        } catch (InboxException e) {
+                            failures.add(e);
+                        }
+                    }
+                    return done;
+                })));
+            }
+            for (Future<List<Outcome<Integer>>> caller : callers) {
+                caller.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertFalse(failures.isEmpty(), "one of the crossing claims failed");
+        for (InboxException failure : failures) {
+            assertEquals(FailureKind.RETRYABLE, FailureKind.of(failure), failure.toString());
+        }
+        assertEquals(rows(inbox), inbox.stats().applied(), "counted exactly what committed");
+        assertEquals(rows(inbox), logRows(), "each committed claim with its effect");
+    }
+
+    /** An effect that writes a row of its own, so that effects of different ids never wait for each other. */
+    private static Effect<Handle, Integer, RuntimeException> logged(String id) {
+        return tx -> tx.execute("INSERT INTO joined_log (entry, qty) VALUES (?, ?)", id, 7);
+    }
+
+    /**
+     * Sets {@code connection} to REPEATABLE READ for the next transaction; a no-op where the
+     * database has no such level and a transaction sees the latest data when it writes (SQLite).
+     *
+     * @param connection the caller's connection
+     * @throws SQLException if the level cannot be set
+     */
+    protected void repeatableRead(Connection connection) throws SQLException {
+        connection.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+    }
+
+    /**
+     * A caller transaction at REPEATABLE READ that took its snapshot before a purge committed:
+     * the resend of a purged id with its old origin time is refused (stale, or retryable), never
+     * applied again from the snapshot's view of the horizon.
+     */
+    @ParameterizedTest
+    @EnumSource(Form.class)
+    void aResendOfAPurgedIdIsNotAppliedFromASnapshotOlderThanThePurge(Form form) throws Exception {
+        MutableClock clock = new MutableClock(T0);
+        JdbiInbox inbox = fixture.builder().name("warehouse").retention(Duration.ofDays(7)).clock(clock).build();
+        opened.add(inbox);
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), T0, receipt(7)));
+        clock.advance(Duration.ofDays(8));
+        try (Handle handle = fixture.jdbi().open()) {
+            Connection connection = handle.getConnection();
+            int level = connection.getTransactionIsolation();
+            repeatableRead(connection);
+            handle.begin();
+            try {
+                handle.createQuery("SELECT COUNT(*) FROM joined_log").mapTo(Long.class).one();
+                assertEquals(1, inbox.retention().purge().rowsPurged(), "the purge commits after the snapshot");
+                InboxException refused = assertThrows(InboxException.class, () -> {
+                    if (form == Form.HANDLE) {
+                        inbox.applyIn(handle, "snack-7", Content.of(7), T0, receipt(7));
+                    } else {
+                        inbox.applyIn(connection, "snack-7", Content.of(7), T0, receipt(7));
+                    }
+                });
+                assertTrue(refused instanceof StaleMessageException
+                        || FailureKind.of(refused) == FailureKind.RETRYABLE, refused.toString());
+            } finally {
+                handle.rollback();
+                connection.setTransactionIsolation(level);
+            }
+        }
+        assertEquals(7, stock.total(), "applied once");
+        assertEquals(0, rows(inbox));
+        assertEquals(1, effects.get());
     }
 
     /** An action on the raw connection behind {@code tx}, as an effect that goes past Jdbi does. */
