@@ -53,7 +53,8 @@ public enum FailureKind {
      * Classifies {@code failure} by the first inbox exception in its cause chain (a listener
      * container may have wrapped it). Without one, a {@link SQLException} in the chain whose
      * SQLState is of class {@code 40} (serialization failure, deadlock) or {@code 08} (connection),
-     * a connection the server ended (PostgreSQL's {@code 57P01} to {@code 57P03}), a lock timeout (PostgreSQL's SQLState {@code 55P03}, MariaDB's and MySQL's error 1205), or a
+     * a connection the server ended (PostgreSQL's {@code 57P01} to {@code 57P03}), a lock timeout
+     * (PostgreSQL's SQLState {@code 55P03}, MariaDB's and MySQL's error 1205), or a
      * {@link SQLTransientException} or {@link SQLRecoverableException}, is {@link #RETRYABLE}, as
      * when an effect's own statement lost a deadlock or waited out the lock timeout the inbox set
      * for its transaction; anything else is {@link #EFFECT}. The exception is only read, never
