@@ -56,7 +56,22 @@ final class BatchApplier<H, T> {
         Map<Message, T> values = new IdentityHashMap<>();
         for (int i = 0; i < deliveries.size(); i++) {
             Delivery delivery = deliveries.get(i);
-            String id = idOf(delivery);
+            String id;
+            try {
+                id = idOf(delivery);
+            } catch (Error e) {
+                if (fatal != null) {
+                    verdicts[i] = Verdict.REQUEUE;
+                    continue;
+                }
+                // The application's id source will throw it again on every redelivery: returned to
+                // the queue, the delivery would stop each consumer it reaches, as an effect's would.
+                fatal = e;
+                log.error("reading the message id of delivery {} threw {}; rejected without requeue, and the consumer"
+                        + " stops", tag(delivery), e.getClass().getName(), e);
+                verdicts[i] = Verdict.DEAD_LETTER;
+                continue;
+            }
             if (id == null) {
                 log.info("delivery {} carries no message id; rejected without requeue", tag(delivery));
                 verdicts[i] = Verdict.DEAD_LETTER;
