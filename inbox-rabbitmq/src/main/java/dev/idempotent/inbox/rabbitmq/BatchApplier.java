@@ -170,6 +170,13 @@ final class BatchApplier<H, T> {
             log.info("a batch of {} failed as a whole ({}); its messages are applied one at a time", messages.size(),
                     e.getClass().getSimpleName());
             applyEachAlone(messages, values, positions, deliveries, verdicts);
+            if (fatal == null) {
+                // No message threw it again alone (an OutOfMemoryError under the batch's load, say):
+                // each is settled as it went alone, and the consumer still stops, as for any Error.
+                fatal = e;
+                log.error("a batch of {} threw {}, which none of its messages threw alone; the consumer stops",
+                        messages.size(), e.getClass().getName(), e);
+            }
             return;
         }
         for (int k = 0; k < results.size(); k++) {

@@ -53,10 +53,12 @@ import java.util.Objects;
  *       <td>its messages are applied again one at a time, each in a transaction of its own; then
  *       as the rows above, for each. No message's attempt is counted for the batch's failure</td>
  *       <td>after each one's commit</td></tr>
- *   <tr><td>an {@link Error} thrown by the effect or the decoder</td><td>reject, no requeue, for
- *       that delivery (so it cannot stop the next consumer); the deliveries committed before it
- *       are acked, the rest nacked with requeue; then the consumer stops and tells its
- *       {@link ConsumerStopListener}</td><td>after the transaction ended</td></tr>
+ *   <tr><td>an {@link Error} thrown by the effect, the decoder or the {@link MessageIdSource}</td>
+ *       <td>reject, no requeue, for that delivery (so it cannot stop the next consumer); the
+ *       deliveries committed before it are acked, the rest nacked with requeue; then the consumer
+ *       stops and tells its {@link ConsumerStopListener}. A batch's error that no message throws
+ *       again alone: each settled as it went alone, then the consumer stops the same way</td>
+ *       <td>after the transaction ended</td></tr>
  *   <tr><td>the broker cancels the consumer (queue deleted or moved)</td><td>deliveries taken
  *       are settled as usual; the consumer consumes again once the queue exists, or stops and tells
  *       its {@link ConsumerStopListener} after {@link Builder#resubscribeWithin}</td><td>-</td></tr>

@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -84,5 +86,36 @@ class ErrorOutsideOneEffectTest {
         survivor.close();
         assertEquals(0, rabbit.ready());
         assertEquals(1, stopped.size());
+    }
+
+    @Test
+    void anErrorOfTheBatchThatNoMessageThrowsAloneStillStopsTheConsumer() throws Exception {
+        rabbit = new RabbitFixture(false);
+        Warehouse warehouse = new Warehouse(dir.resolve("stock.db"));
+        inbox = warehouse.inbox();
+        // An OutOfMemoryError, say: thrown once, under the batch, by whichever message was running.
+        OutOfMemoryError once = new OutOfMemoryError("Java heap space");
+        AtomicBoolean thrown = new AtomicBoolean();
+        DeliveryEffect<Handle, Long> effect = (tx, id, qty) -> {
+            if (id.equals("m-2") && thrown.compareAndSet(false, true)) {
+                throw once;
+            }
+            Warehouse.ADD.apply(tx, id, qty);
+        };
+        for (int i = 0; i < 5; i++) {
+            rabbit.publish("m-" + i, "1");
+        }
+        Map<RabbitInboxConsumer, Throwable> stopped = new ConcurrentHashMap<>();
+        first = RabbitInboxConsumer.builder(inbox, rabbit.queue, Warehouse.QUANTITY, effect).batchSize(5)
+                .batchLinger(Duration.ofMillis(500)).stopListener(stopped::put).start(rabbit.connection);
+
+        await("the consumer stopped", () -> stopped.size() == 1);
+        assertSame(once, stopped.get(first), "the batch's error, unchanged");
+        assertFalse(first.isOpen());
+        assertEquals(5, warehouse.total(), "each applied alone, once");
+        assertEquals(5, warehouse.effectRuns());
+        assertEquals(5, first.stats().acked());
+        assertEquals(0, rabbit.ready());
+        assertEquals(List.of(), rabbit.takeDeadLetters());
     }
 }
