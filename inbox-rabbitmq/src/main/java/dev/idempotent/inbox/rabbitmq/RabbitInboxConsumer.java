@@ -12,6 +12,8 @@ import dev.idempotent.inbox.Inbox;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Consumes a RabbitMQ queue through an {@link Inbox}: each delivery's id comes from a
@@ -83,6 +85,7 @@ import java.util.Objects;
 @Beta
 public final class RabbitInboxConsumer implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(RabbitInboxConsumer.class);
     private static final Duration STOP_WAIT = Duration.ofSeconds(30);
 
     private final String queue;
@@ -401,6 +404,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
                     @Override
                     public void handleCancel(String consumerTag) {
                         worker.cancelled();
+                        forgetCancelled(channel, consumerTag);
                     }
                 };
                 String tag = channel.basicConsume(queue, false, brokerConsumer);
@@ -413,6 +417,21 @@ public final class RabbitInboxConsumer implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 closeQuietly(channel, e);
                 throw e;
+            }
+        }
+
+        /**
+         * The client's connection recovery records each subscription and restores it after a lost
+         * connection; one the broker cancelled stays recorded. Restored while the queue is gone,
+         * the broker closes the recovered channel for it, and the consumer could never consume
+         * again. Cancelling the tag here only drops the record: the client knows the tag is gone and
+         * refuses it without sending anything, so the channel is not used from this thread.
+         */
+        private static void forgetCancelled(Channel channel, String consumerTag) {
+            try {
+                channel.basicCancel(consumerTag);
+            } catch (IOException | RuntimeException e) {
+                log.debug("the cancelled subscription {} is forgotten ({})", consumerTag, e.toString());
             }
         }
 
