@@ -152,7 +152,8 @@ public final class RabbitInboxConsumer implements AutoCloseable {
     /**
      * Stops consuming: the batch being applied is committed and settled, then the consumer is
      * cancelled and its channel closed, which returns every delivery taken but not applied to the
-     * queue. Waits up to 30 seconds for the batch; the connection and the inbox stay open.
+     * queue. A failed batch being applied one message at a time stops after the message in hand;
+     * its untried messages go back to the queue. Waits up to 30 seconds for the batch; the connection and the inbox stay open.
      * Calling it again does nothing.
      */
     @Override
