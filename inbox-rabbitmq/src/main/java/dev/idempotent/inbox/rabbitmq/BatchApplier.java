@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,15 +49,34 @@ final class BatchApplier<H, T> {
         this.attempts = new EffectAttempts(maxEffectAttempts);
     }
 
-    /** One verdict per delivery, in order; returns only after the batch's transaction has ended. */
-    List<Verdict> apply(List<Delivery> deliveries) {
+    /**
+     * One verdict per delivery, in order; returns only after the batch's transaction has ended.
+     * {@code stopping} answers whether the consumer is asked to stop, for a failed batch applied
+     * one message at a time, which then returns its untried messages rather than apply them.
+     */
+    List<Verdict> apply(List<Delivery> deliveries, BooleanSupplier stopping) {
         Verdict[] verdicts = new Verdict[deliveries.size()];
         List<Integer> positions = new ArrayList<>(deliveries.size());
         List<Message> messages = new ArrayList<>(deliveries.size());
         Map<Message, T> values = new IdentityHashMap<>();
         for (int i = 0; i < deliveries.size(); i++) {
             Delivery delivery = deliveries.get(i);
-            String id = idOf(delivery);
+            String id;
+            try {
+                id = idOf(delivery);
+            } catch (Error e) {
+                if (fatal != null) {
+                    verdicts[i] = Verdict.REQUEUE;
+                    continue;
+                }
+                // The application's id source will throw it again on every redelivery: returned to
+                // the queue, the delivery would stop each consumer it reaches, as an effect's would.
+                fatal = e;
+                log.error("reading the message id of delivery {} threw {}; rejected without requeue, and the consumer"
+                        + " stops", tag(delivery), e.getClass().getName(), e);
+                verdicts[i] = Verdict.DEAD_LETTER;
+                continue;
+            }
             if (id == null) {
                 log.info("delivery {} carries no message id; rejected without requeue", tag(delivery));
                 verdicts[i] = Verdict.DEAD_LETTER;
@@ -101,7 +121,7 @@ final class BatchApplier<H, T> {
             int position = positions.get(0);
             verdicts[position] = applyOne(messages.get(0), values.get(messages.get(0)), deliveries.get(position));
         } else if (!messages.isEmpty()) {
-            applyBatch(messages, values, positions, deliveries, verdicts);
+            applyBatch(messages, values, positions, deliveries, verdicts, stopping);
         }
         return Arrays.asList(verdicts);
     }
@@ -125,7 +145,7 @@ final class BatchApplier<H, T> {
     }
 
     private void applyBatch(List<Message> messages, Map<Message, T> values, List<Integer> positions,
-            List<Delivery> deliveries, Verdict[] verdicts) {
+            List<Delivery> deliveries, Verdict[] verdicts, BooleanSupplier stopping) {
         List<MessageResult<Void>> results;
         try {
             results = inbox.applyAll(messages, (tx, message) -> {
@@ -149,12 +169,19 @@ final class BatchApplier<H, T> {
             // the others commit and only the failing one's attempt is counted.
             log.info("a batch of {} failed as a whole ({}); its messages are applied one at a time", messages.size(),
                     e.getClass().getSimpleName());
-            applyEachAlone(messages, values, positions, deliveries, verdicts);
+            applyEachAlone(messages, values, positions, deliveries, verdicts, stopping);
             return;
         } catch (Error e) {
             log.info("a batch of {} failed as a whole ({}); its messages are applied one at a time", messages.size(),
                     e.getClass().getSimpleName());
-            applyEachAlone(messages, values, positions, deliveries, verdicts);
+            applyEachAlone(messages, values, positions, deliveries, verdicts, stopping);
+            if (fatal == null) {
+                // No message threw it again alone (an OutOfMemoryError under the batch's load, say):
+                // each is settled as it went alone, and the consumer still stops, as for any Error.
+                fatal = e;
+                log.error("a batch of {} threw {}, which none of its messages threw alone; the consumer stops",
+                        messages.size(), e.getClass().getName(), e);
+            }
             return;
         }
         for (int k = 0; k < results.size(); k++) {
@@ -167,9 +194,17 @@ final class BatchApplier<H, T> {
     }
 
     private void applyEachAlone(List<Message> messages, Map<Message, T> values, List<Integer> positions,
-            List<Delivery> deliveries, Verdict[] verdicts) {
+            List<Delivery> deliveries, Verdict[] verdicts, BooleanSupplier stopping) {
         for (int k = 0; k < messages.size(); k++) {
             int position = positions.get(k);
+            if (stopping.getAsBoolean()) {
+                // A transaction each, the rest could outlast the close's wait and be applied and
+                // acked after close() returned: they go back to the queue untried, as a closed
+                // channel would return them.
+                attempts.returnedNotCounted(messages.get(k).id());
+                verdicts[position] = Verdict.REQUEUE;
+                continue;
+            }
             verdicts[position] = applyOne(messages.get(k), values.get(messages.get(k)), deliveries.get(position));
         }
     }

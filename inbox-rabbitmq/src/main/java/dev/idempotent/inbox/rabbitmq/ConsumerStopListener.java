@@ -9,11 +9,13 @@ import dev.idempotent.inbox.Beta;
  * {@code false}; the connection and the inbox stay open. A consumer stops of its own accord when:
  *
  * <ul>
- *   <li>an effect (or the content decoder) threw an {@link Error}, such as an
- *       {@link AssertionError} or an {@link OutOfMemoryError}. The delivery it was applying was
- *       rejected without requeue (the queue's dead-letter exchange takes it), so that it cannot stop
- *       the next consumer it reaches; the deliveries applied before it in the same batch were
- *       committed and acked. {@code cause} is the error, unchanged.</li>
+ *   <li>an effect (or the content decoder, or the {@link MessageIdSource}) threw an {@link Error},
+ *       such as an {@link AssertionError} or an {@link OutOfMemoryError}. The delivery it was
+ *       applying was rejected without requeue (the queue's dead-letter exchange takes it), so that it
+ *       cannot stop the next consumer it reaches; the deliveries applied before it in the same batch
+ *       were committed and acked. {@code cause} is the error, unchanged. An error a batch threw that
+ *       none of its messages threw again when applied alone stops the consumer too, after each
+ *       message was settled as it went alone.</li>
  *   <li>the broker cancelled the consumer (the queue was deleted, or moved to another node) and
  *       the queue did not come back within {@link RabbitInboxConsumer.Builder#resubscribeWithin}.
  *       {@code cause} is an {@link java.io.IOException} that says so.</li>

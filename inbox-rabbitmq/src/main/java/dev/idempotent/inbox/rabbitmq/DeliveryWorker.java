@@ -269,7 +269,7 @@ final class DeliveryWorker implements Runnable {
         }
         List<Verdict> verdicts;
         try {
-            verdicts = applier.apply(deliveries);
+            verdicts = applier.apply(deliveries, () -> stopRequested.getCount() == 0);
         } catch (RuntimeException e) {
             // A defect (a decoder answering null, say): nothing is known to be committed.
             log.error("applying a batch of {} deliveries failed; requeued after the backoff", batch.size(), e);

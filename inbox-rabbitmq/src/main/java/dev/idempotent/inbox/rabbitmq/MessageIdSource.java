@@ -13,7 +13,8 @@ import java.util.function.Function;
  *
  * <p>A source answers {@code null} when the delivery carries no id; the consumer then rejects the
  * delivery without requeue (to the dead-letter exchange, when the queue has one), because no
- * retry can give it one.
+ * retry can give it one. An {@link Error} it throws is treated as one from the effect: that
+ * delivery is rejected without requeue and the consumer stops (see {@link ConsumerStopListener}).
  */
 @FunctionalInterface
 public interface MessageIdSource {

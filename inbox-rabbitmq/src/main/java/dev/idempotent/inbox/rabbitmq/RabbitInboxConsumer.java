@@ -12,6 +12,8 @@ import dev.idempotent.inbox.Inbox;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Consumes a RabbitMQ queue through an {@link Inbox}: each delivery's id comes from a
@@ -53,10 +55,12 @@ import java.util.Objects;
  *       <td>its messages are applied again one at a time, each in a transaction of its own; then
  *       as the rows above, for each. No message's attempt is counted for the batch's failure</td>
  *       <td>after each one's commit</td></tr>
- *   <tr><td>an {@link Error} thrown by the effect or the decoder</td><td>reject, no requeue, for
- *       that delivery (so it cannot stop the next consumer); the deliveries committed before it
- *       are acked, the rest nacked with requeue; then the consumer stops and tells its
- *       {@link ConsumerStopListener}</td><td>after the transaction ended</td></tr>
+ *   <tr><td>an {@link Error} thrown by the effect, the decoder or the {@link MessageIdSource}</td>
+ *       <td>reject, no requeue, for that delivery (so it cannot stop the next consumer); the
+ *       deliveries committed before it are acked, the rest nacked with requeue; then the consumer
+ *       stops and tells its {@link ConsumerStopListener}. A batch's error that no message throws
+ *       again alone: each settled as it went alone, then the consumer stops the same way</td>
+ *       <td>after the transaction ended</td></tr>
  *   <tr><td>the broker cancels the consumer (queue deleted or moved)</td><td>deliveries taken
  *       are settled as usual; the consumer consumes again once the queue exists, or stops and tells
  *       its {@link ConsumerStopListener} after {@link Builder#resubscribeWithin}</td><td>-</td></tr>
@@ -81,6 +85,7 @@ import java.util.Objects;
 @Beta
 public final class RabbitInboxConsumer implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(RabbitInboxConsumer.class);
     private static final Duration STOP_WAIT = Duration.ofSeconds(30);
 
     private final String queue;
@@ -147,7 +152,8 @@ public final class RabbitInboxConsumer implements AutoCloseable {
     /**
      * Stops consuming: the batch being applied is committed and settled, then the consumer is
      * cancelled and its channel closed, which returns every delivery taken but not applied to the
-     * queue. Waits up to 30 seconds for the batch; the connection and the inbox stay open.
+     * queue. A failed batch being applied one message at a time stops after the message in hand;
+     * its untried messages go back to the queue. Waits up to 30 seconds for the batch; the connection and the inbox stay open.
      * Calling it again does nothing.
      */
     @Override
@@ -399,6 +405,7 @@ public final class RabbitInboxConsumer implements AutoCloseable {
                     @Override
                     public void handleCancel(String consumerTag) {
                         worker.cancelled();
+                        forgetCancelled(channel, consumerTag);
                     }
                 };
                 String tag = channel.basicConsume(queue, false, brokerConsumer);
@@ -411,6 +418,21 @@ public final class RabbitInboxConsumer implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 closeQuietly(channel, e);
                 throw e;
+            }
+        }
+
+        /**
+         * The client's connection recovery records each subscription and restores it after a lost
+         * connection; one the broker cancelled stays recorded. Restored while the queue is gone,
+         * the broker closes the recovered channel for it, and the consumer could never consume
+         * again. Cancelling the tag here only drops the record: the client knows the tag is gone and
+         * refuses it without sending anything, so the channel is not used from this thread.
+         */
+        private static void forgetCancelled(Channel channel, String consumerTag) {
+            try {
+                channel.basicCancel(consumerTag);
+            } catch (IOException | RuntimeException e) {
+                log.debug("the cancelled subscription {} is forgotten ({})", consumerTag, e.toString());
             }
         }
 

@@ -87,6 +87,33 @@ class BrokerCancelTest {
         assertEquals(1, consumerCount(), "one subscription on the queue, not one per tag it ever had");
     }
 
+    @Test
+    void aConnectionLostWhileTheQueueIsGoneDoesNotRestoreTheCancelledSubscription() throws Exception {
+        rabbit = new RabbitFixture(false);
+        Warehouse warehouse = new Warehouse(dir.resolve("stock.db"));
+        inbox = warehouse.inbox();
+        CompletableFuture<Throwable> stopped = new CompletableFuture<>();
+        consumer = RabbitInboxConsumer.builder(inbox, rabbit.queue, Warehouse.QUANTITY, Warehouse.ADD)
+                .resubscribeWithin(Duration.ofHours(1)).stopListener((c, cause) -> stopped.complete(cause))
+                .start(rabbit.connection);
+        rabbit.deleteQueue();
+        await("the queue is gone", () -> consumerCountOrMinusOne() == -1);
+
+        // A failover: the queue is gone and the connection with it. The recovered connection must
+        // not consume the queue under the tag the broker cancelled, which it no longer has.
+        rabbit.closeConnectionFromServer();
+        await("the client saw the connection close", () -> !rabbit.connection.isOpen());
+        await("the connection recovered", () -> rabbit.connection.isOpen());
+        rabbit.declareQueue();
+        rabbit.publish("snack-1", "1");
+        await("applied once the queue is back", () -> consumer.stats().acked() == 1 || stopped.isDone());
+
+        assertFalse(stopped.isDone(), () -> "stopped: " + stopped.join());
+        assertTrue(consumer.isOpen());
+        assertEquals(1, warehouse.total());
+        assertEquals(1, consumerCount());
+    }
+
     private int consumerCount() throws Exception {
         try (com.rabbitmq.client.Connection probe = RabbitFixture.factory().newConnection();
                 com.rabbitmq.client.Channel channel = probe.createChannel()) {

@@ -70,6 +70,59 @@ class CommitTimeFailureTest {
         oneOfAHundredFailsAtCommit(jdbi);
     }
 
+    /**
+     * A close asked for while a failed batch is applied one message at a time: the ones applied
+     * alone so far are acked, the untried rest go back to the queue at once. Applying them all
+     * first, a transaction each, would outlast the close's wait and leave the consumer applying
+     * and acking after {@code close()} returned.
+     */
+    @Test
+    void aCloseDuringTheOneAtATimeFallbackReturnsTheUntriedRest() throws Exception {
+        SQLiteConfig config = new SQLiteConfig();
+        config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+        config.enforceForeignKeys(true);
+        SQLiteDataSource source = new SQLiteDataSource(config);
+        source.setUrl("jdbc:sqlite:" + dir.resolve("shipments.db").toAbsolutePath());
+        Jdbi jdbi = Jdbi.create(source);
+        inbox = SqliteInbox.builder(jdbi).name("warehouse").build();
+        rabbit = new RabbitFixture(false);
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE orders (id TEXT PRIMARY KEY)");
+            h.execute("CREATE TABLE shipment (id TEXT PRIMARY KEY, order_id TEXT NOT NULL"
+                    + " REFERENCES orders (id) DEFERRABLE INITIALLY DEFERRED)");
+            h.execute("INSERT INTO orders (id) VALUES ('order-1')");
+        });
+        for (int i = 0; i < 50; i++) {
+            rabbit.publish("shipment-" + i, i == 42 ? "order-missing" : "order-1");
+        }
+        await("all 50 published", () -> ready() == 50);
+        java.util.concurrent.atomic.AtomicInteger runsOfThird = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<RabbitInboxConsumer> self =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        consumer = RabbitInboxConsumer.builder(inbox, rabbit.queue, ContentDecoder.bytes(),
+                        (Handle tx, String id, byte[] order) -> {
+                            // Its second run is the fallback's: the service is asked to stop then.
+                            // On the consumer's own thread, close() only asks, and returns.
+                            if (id.equals("shipment-3") && runsOfThird.incrementAndGet() == 2) {
+                                self.get().close();
+                            }
+                            tx.execute("INSERT INTO shipment (id, order_id) VALUES (?, ?)", id,
+                                    new String(order, StandardCharsets.UTF_8));
+                        })
+                .prefetch(50).batchSize(50).batchLinger(Duration.ofMillis(500))
+                .retryBackoff(Duration.ofMillis(50)).start(rabbit.connection);
+        self.set(consumer);
+
+        await("the consumer stopped", () -> !consumer.isOpen());
+        consumer.close();
+        await("the untried ones back in the queue", () -> ready() == 46);
+        assertEquals(4, consumer.stats().acked(), "the ones applied alone before the close");
+        long shipments = jdbi.withHandle(h -> h.createQuery("SELECT COUNT(*) FROM shipment")
+                .mapTo(Long.class).one());
+        assertEquals(4, shipments);
+        assertEquals(List.of(), rabbit.takeDeadLetters());
+    }
+
     private void oneOfAHundredFailsAtCommit(Jdbi jdbi) throws Exception {
         rabbit = new RabbitFixture(false);
         jdbi.useHandle(h -> {
