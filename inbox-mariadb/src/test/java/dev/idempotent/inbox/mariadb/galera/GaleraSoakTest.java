@@ -27,6 +27,7 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 /**
  * Writers spread over the three nodes deliver every id three times, each copy through another
@@ -139,6 +140,7 @@ class GaleraSoakTest {
             }
         }
         long expectedTotal = sum;
+
         // ids applied without an Applied outcome for any caller, with the errors their deliveries met
         List<String> unreported = new ArrayList<>();
         for (int owner = 0; owner < WRITERS; owner++) {
@@ -150,7 +152,7 @@ class GaleraSoakTest {
             }
         }
 
-        List<org.junit.jupiter.api.function.Executable> checks = new ArrayList<>();
+        List<Executable> checks = new ArrayList<>();
         for (int node = 1; node <= GaleraCluster.NODES; node++) {
             Map<String, Long> tally = database.tally(node, INBOX);
             String name = "node " + node;
