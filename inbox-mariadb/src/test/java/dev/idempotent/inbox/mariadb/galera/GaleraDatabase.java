@@ -37,6 +37,11 @@ final class GaleraDatabase implements AutoCloseable {
                 + "?connectTimeout=10000" + options;
     }
 
+    /** The database's name. */
+    String name() {
+        return name;
+    }
+
     /** The database's URL on {@code node}, counting affected rows, ending with {@code options}. */
     String url(int node, String options) {
         return url(node, name, "&useAffectedRows=true" + options);
