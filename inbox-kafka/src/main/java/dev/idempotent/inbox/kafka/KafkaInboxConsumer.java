@@ -92,7 +92,8 @@ public final class KafkaInboxConsumer<H> implements AutoCloseable {
     }
 
     /**
-     * Subscribes and polls on the calling thread until {@link #close()} is called.
+     * Subscribes and polls on the calling thread until {@link #close()} is called; returns at once
+     * if {@code close()} was called before.
      *
      * @throws IllegalStateException if called a second time
      * @throws dev.idempotent.inbox.InboxStorageException of kind {@code SCHEMA_MISSING}, before

@@ -68,6 +68,9 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     /** What reading the stored positions on assignment threw, for run() to throw unwrapped. */
     private RuntimeException assignmentFailure;
 
+    /** Set by the first run(). */
+    private final AtomicBoolean ran = new AtomicBoolean();
+    /** Set by the first of run() and close(): whichever it is owns the Kafka consumer's close. */
     private final AtomicBoolean started = new AtomicBoolean();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean closing;
@@ -89,8 +92,11 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     }
 
     void run() {
-        if (!started.compareAndSet(false, true)) {
+        if (!ran.compareAndSet(false, true)) {
             throw new IllegalStateException("run() was called before; a KafkaInboxConsumer runs once");
+        }
+        if (!started.compareAndSet(false, true)) {
+            return; // close() came first and closed the Kafka consumer
         }
         try {
             if (closing) {
