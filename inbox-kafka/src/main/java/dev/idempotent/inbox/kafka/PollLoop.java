@@ -74,6 +74,8 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     private final AtomicBoolean started = new AtomicBoolean();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean closing;
+    /** The thread in run(), for close() to know when a listener calls it from there. */
+    private volatile Thread pollThread;
 
     PollLoop(Consumer<String, byte[]> consumer, Set<String> topics, Inbox<H> inbox, RecordEffect<H> effect,
             RecordReader reader, DatabaseOffsets databaseOffsets, KafkaInboxListener<H> listener,
@@ -98,6 +100,7 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
         if (!started.compareAndSet(false, true)) {
             return; // close() came first and closed the Kafka consumer
         }
+        pollThread = Thread.currentThread();
         try {
             if (closing) {
                 return;
@@ -160,6 +163,11 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
                 stopped.countDown();
                 return;
             }
+        }
+        if (Thread.currentThread() == pollThread) {
+            // A listener stops the consumer: the loop ends after this batch and closes the Kafka
+            // consumer itself; waiting here would wait on this very thread.
+            return;
         }
         consumer.wakeup();
         try {

@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -343,6 +344,49 @@ class ConsumerAttackTest {
         assertEquals(21, ledgerRows(), "each record applied once, none skipped");
         assertEquals(1L, (long) db.jdbi().<Long, RuntimeException>withHandle(h -> h.createQuery("SELECT COUNT(*) FROM refused")
                 .mapTo(Long.class).one()), "the conflict reported once");
+    }
+
+    /**
+     * An application that stops its consumer from a listener (on the first rejection, say) calls
+     * close() on the poll thread itself: run() must end after the batch, not wait on its own thread
+     * for twice the commit timeout (from onRejected or onConflict, inside the batch's transaction).
+     */
+    @Test
+    void closeFromAListenerOnThePollThreadEndsRunWithoutWaitingOnItself() throws Exception {
+        broker.send(topic, 0, records("r", 3));
+        AtomicReference<KafkaInboxConsumer<Handle>> self = new AtomicReference<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        try (JdbiInbox inbox = db.inbox().build()) {
+            KafkaInboxConsumer<Handle> consumer = builder(inbox, "a", Map.of(), (tx, record) -> {})
+                    .commitTimeout(Duration.ofSeconds(60))
+                    .listener(new KafkaInboxListener<>() {
+                        @Override
+                        public void onCommitted(TopicPartition partition, long nextOffset) {
+                            positions.merge("a", nextOffset, Math::max);
+                            self.get().close();
+                        }
+                    }).build();
+            self.set(consumer);
+            Thread thread = new Thread(() -> {
+                try {
+                    consumer.run();
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "kafka-inbox-consumer");
+            thread.start();
+            thread.join(WAIT.toMillis() / 2);
+            assertTrue(!thread.isAlive(), "run() still waits on its own close(); positions " + positions);
+            assertNull(failure.get());
+            assertEquals(3, position("a"));
+
+            broker.send(topic, 0, List.of(Map.entry("r100", "1")));
+            try (Running b = Running.start(builder(inbox, "b", Map.of(), (tx, record) -> {}).build())) {
+                Running.await(WAIT, () -> b.failure() != null || position("b") >= 4, () -> "positions " + positions);
+                assertNull(b.failure());
+            }
+        }
+        assertEquals(4, ledgerRows());
     }
 
     private long storedPosition() {
