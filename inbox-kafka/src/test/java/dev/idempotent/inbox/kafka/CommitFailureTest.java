@@ -373,4 +373,41 @@ class CommitFailureTest {
         assertEquals(6L, (long) jdbi.<Long, RuntimeException>withHandle(h -> h.createQuery(
                 "SELECT next_offset FROM inbox_kafka_offset").mapTo(Long.class).one()));
     }
+
+    /**
+     * Two partitions in one poll, only one with a record failing at COMMIT: the other is applied
+     * and committed while the first retries record by record; each partition's Kafka position ends
+     * past its last record, the bad one handed off once.
+     */
+    @Test
+    void onlyOnePartitionFailingAtCommitHoldsBackNoOther() throws Exception {
+        String two = topic + "-two";
+        broker.createTopic(two, 2);
+        List<Map.Entry<String, String>> first = new ArrayList<>();
+        List<Map.Entry<String, String>> second = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            first.add(Map.entry(String.format("p%03d", i), i == 4 ? "missing" : "A"));
+            second.add(Map.entry(String.format("q%03d", i), "A"));
+        }
+        broker.send(two, 0, first);
+        broker.send(two, 1, second);
+        try (Running running = Running.start(builder(shelve()).topics(two).maxEffectAttempts(2).build())) {
+            Running.await(WAIT, () -> running.failure() != null || stocked().size() == 19 && rejectedAny()
+                            && kafkaCommitted(two, 0) == 10 && kafkaCommitted(two, 1) == 10,
+                    () -> "events " + events.subList(Math.max(0, events.size() - 10), events.size()));
+            assertNull(running.failure());
+        }
+        assertEquals(List.of("rejected p004@4"), events.stream().filter(e -> e.startsWith("rejected")).toList());
+        assertEquals(19, inbox.stats().applied());
+    }
+
+    private long kafkaCommitted(String topic, int partition) {
+        try (Admin admin = broker.admin()) {
+            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS).get(new TopicPartition(topic, partition));
+            return offset == null ? -1 : offset.offset();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
 }
