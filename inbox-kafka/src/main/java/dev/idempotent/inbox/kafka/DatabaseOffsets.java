@@ -90,7 +90,13 @@ final class DatabaseOffsets {
         return stored;
     }
 
-    /** Stores {@code nextOffset} as the position of {@code partition}, in {@code handle}'s transaction. */
+    /**
+     * Stores {@code nextOffset} as the position of {@code partition}, in {@code handle}'s transaction,
+     * unless a later one is stored. A member the group has already evicted (its batch, or the
+     * record-by-record retry of one, outlived {@code max.poll.interval.ms}) still commits what it
+     * holds; its position must not take back the new owner's, or the records between would be
+     * delivered again and their conflicts and rejections reported twice.
+     */
     void write(Handle handle, TopicPartition partition, long nextOffset) {
         handle.createUpdate(upsert(handle))
                 .bind(0, group).bind(1, partition.topic()).bind(2, partition.partition()).bind(3, nextOffset)
@@ -101,9 +107,10 @@ final class DatabaseOffsets {
         String insert = "INSERT INTO inbox_kafka_offset (consumer_group, topic, kafka_partition, next_offset)"
                 + " VALUES (?, ?, ?, ?)";
         if (isMySqlFamily(handle)) {
-            return insert + " ON DUPLICATE KEY UPDATE next_offset = VALUES(next_offset)";
+            return insert + " ON DUPLICATE KEY UPDATE next_offset = GREATEST(next_offset, VALUES(next_offset))";
         }
-        return insert + " ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET next_offset = excluded.next_offset";
+        return insert + " ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET next_offset = excluded.next_offset"
+                + " WHERE inbox_kafka_offset.next_offset < excluded.next_offset";
     }
 
     private static boolean isMySqlFamily(Handle handle) {

@@ -92,7 +92,8 @@ public final class KafkaInboxConsumer<H> implements AutoCloseable {
     }
 
     /**
-     * Subscribes and polls on the calling thread until {@link #close()} is called.
+     * Subscribes and polls on the calling thread until {@link #close()} is called; returns at once
+     * if {@code close()} was called before.
      *
      * @throws IllegalStateException if called a second time
      * @throws dev.idempotent.inbox.InboxStorageException of kind {@code SCHEMA_MISSING}, before
@@ -110,7 +111,8 @@ public final class KafkaInboxConsumer<H> implements AutoCloseable {
     /**
      * Stops {@link #run()} after the partition batch in flight, commits the positions not yet
      * committed, closes the Kafka consumer, and returns once that is done (or after the close
-     * timeout). The inbox stays open. Safe to call from any thread, and more than once.
+     * timeout). The inbox stays open. Safe to call from any thread, and more than once; called from
+     * a listener, on the poll thread, it returns at once and {@code run()} ends after the batch.
      */
     @Override
     public void close() {

@@ -68,9 +68,14 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     /** What reading the stored positions on assignment threw, for run() to throw unwrapped. */
     private RuntimeException assignmentFailure;
 
+    /** Set by the first run(). */
+    private final AtomicBoolean ran = new AtomicBoolean();
+    /** Set by the first of run() and close(): whichever it is owns the Kafka consumer's close. */
     private final AtomicBoolean started = new AtomicBoolean();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean closing;
+    /** The thread in run(), for close() to know when a listener calls it from there. */
+    private volatile Thread pollThread;
 
     PollLoop(Consumer<String, byte[]> consumer, Set<String> topics, Inbox<H> inbox, RecordEffect<H> effect,
             RecordReader reader, DatabaseOffsets databaseOffsets, KafkaInboxListener<H> listener,
@@ -89,9 +94,13 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     }
 
     void run() {
-        if (!started.compareAndSet(false, true)) {
+        if (!ran.compareAndSet(false, true)) {
             throw new IllegalStateException("run() was called before; a KafkaInboxConsumer runs once");
         }
+        if (!started.compareAndSet(false, true)) {
+            return; // close() came first and closed the Kafka consumer
+        }
+        pollThread = Thread.currentThread();
         try {
             if (closing) {
                 return;
@@ -154,6 +163,11 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
                 stopped.countDown();
                 return;
             }
+        }
+        if (Thread.currentThread() == pollThread) {
+            // A listener stops the consumer: the loop ends after this batch and closes the Kafka
+            // consumer itself; waiting here would wait on this very thread.
+            return;
         }
         consumer.wakeup();
         try {

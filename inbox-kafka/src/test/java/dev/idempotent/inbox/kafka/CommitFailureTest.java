@@ -312,4 +312,102 @@ class CommitFailureTest {
                     "SELECT id FROM applied ORDER BY id").mapTo(String.class).list()));
         }
     }
+
+    /**
+     * On SQLite with foreign keys on, a deferred key fails COMMIT and SQLite keeps the transaction
+     * open. Two such records in one batch, with a conflict between them, under DATABASE offsets:
+     * each bad one is handed off once, the conflict is reported once, the rest applied once.
+     */
+    @Test
+    void twoRecordsFailingAtCommitOnSqliteWithAConflictBetween() throws Exception {
+        Path file = dbDir.resolve("deferred.db");
+        org.jdbi.v3.core.Jdbi jdbi = org.jdbi.v3.core.Jdbi.create("jdbc:sqlite:" + file + "?foreign_keys=true");
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE shelf (id TEXT PRIMARY KEY)");
+            h.execute("INSERT INTO shelf (id) VALUES ('A')");
+            h.execute("CREATE TABLE stock (id TEXT PRIMARY KEY, shelf TEXT NOT NULL"
+                    + " REFERENCES shelf (id) DEFERRABLE INITIALLY DEFERRED)");
+            h.execute("CREATE TABLE refused (id TEXT NOT NULL, kafka_offset INTEGER NOT NULL)");
+        });
+        broker.send(topic, 0, List.of(Map.entry("r000", "A"), Map.entry("r001", "missing"), Map.entry("r002", "A"),
+                Map.entry("r000", "B"), Map.entry("r004", "missing"), Map.entry("r005", "A")));
+        try (JdbiInbox sqlite = dev.idempotent.inbox.sqlite.SqliteInbox.builder(jdbi).busyTimeout(Duration.ofMillis(200))
+                        .build();
+                Running running = Running.start(KafkaInboxConsumer.builder(sqlite, config(),
+                                (Handle tx, ConsumerRecord<String, byte[]> record) -> {
+                                    effectRuns.computeIfAbsent(record.key(), k -> new AtomicInteger()).incrementAndGet();
+                                    shelve().apply(tx, record);
+                                })
+                        .topics(topic)
+                        .retryBackoff(Duration.ofMillis(20))
+                        .maxEffectAttempts(2)
+                        .offsetStorage(OffsetStorage.DATABASE)
+                        .listener(new KafkaInboxListener<>() {
+                            @Override
+                            public void onConflict(Handle tx, ConsumerRecord<String, byte[]> record,
+                                    dev.idempotent.inbox.Outcome.Conflict<?> conflict) {
+                                tx.execute("INSERT INTO refused (id, kafka_offset) VALUES (?, ?)", record.key(),
+                                        record.offset());
+                            }
+
+                            @Override
+                            public void onRejected(Handle tx, ConsumerRecord<String, byte[]> record, Exception failure) {
+                                tx.execute("INSERT INTO refused (id, kafka_offset) VALUES (?, ?)", record.key(),
+                                        record.offset());
+                            }
+
+                            @Override
+                            public void onCommitted(TopicPartition partition, long nextOffset) {
+                                events.add("committed " + nextOffset);
+                            }
+                        }).build())) {
+            Running.await(WAIT, () -> running.failure() != null || position() >= 6,
+                    () -> "events " + events.subList(Math.max(0, events.size() - 10), events.size()));
+            assertNull(running.failure());
+        }
+        assertEquals(List.of("r000", "r002", "r005"),
+                jdbi.withHandle(h -> h.createQuery("SELECT id FROM stock ORDER BY id").mapTo(String.class).list()));
+        assertEquals(List.of("r000@3", "r001@1", "r004@4"), jdbi.withHandle(h -> h.createQuery(
+                "SELECT id || '@' || kafka_offset FROM refused ORDER BY id").mapTo(String.class).list()),
+                "each hand-off and the conflict once");
+        assertEquals(6L, (long) jdbi.<Long, RuntimeException>withHandle(h -> h.createQuery(
+                "SELECT next_offset FROM inbox_kafka_offset").mapTo(Long.class).one()));
+    }
+
+    /**
+     * Two partitions in one poll, only one with a record failing at COMMIT: the other is applied
+     * and committed while the first retries record by record; each partition's Kafka position ends
+     * past its last record, the bad one handed off once.
+     */
+    @Test
+    void onlyOnePartitionFailingAtCommitHoldsBackNoOther() throws Exception {
+        String two = topic + "-two";
+        broker.createTopic(two, 2);
+        List<Map.Entry<String, String>> first = new ArrayList<>();
+        List<Map.Entry<String, String>> second = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            first.add(Map.entry(String.format("p%03d", i), i == 4 ? "missing" : "A"));
+            second.add(Map.entry(String.format("q%03d", i), "A"));
+        }
+        broker.send(two, 0, first);
+        broker.send(two, 1, second);
+        try (Running running = Running.start(builder(shelve()).topics(two).maxEffectAttempts(2).build())) {
+            Running.await(WAIT, () -> running.failure() != null || stocked().size() == 19 && rejectedAny()
+                            && kafkaCommitted(two, 0) == 10 && kafkaCommitted(two, 1) == 10,
+                    () -> "events " + events.subList(Math.max(0, events.size() - 10), events.size()));
+            assertNull(running.failure());
+        }
+        assertEquals(List.of("rejected p004@4"), events.stream().filter(e -> e.startsWith("rejected")).toList());
+        assertEquals(19, inbox.stats().applied());
+    }
+
+    private long kafkaCommitted(String topic, int partition) {
+        try (Admin admin = broker.admin()) {
+            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS).get(new TopicPartition(topic, partition));
+            return offset == null ? -1 : offset.offset();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import java.net.InetAddress;
@@ -18,6 +19,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -232,6 +235,164 @@ class ConsumerAttackTest {
         }
         assertEquals(30, ledgerRows(), "each record applied once, none skipped");
         assertEquals(List.of(), rejected);
+    }
+
+    /**
+     * A batch fails at COMMIT, and the record-by-record fallback outlives max.poll.interval.ms: the
+     * group gives the partition to B, which applies everything and reports the conflict at the end.
+     * A, evicted but still in its fallback, then commits each of its records alone (duplicates
+     * now) and writes their positions. The stored position must not go back to A's: a consumer
+     * that starts from it would apply nothing twice, but would report the conflict a second time.
+     */
+    @Test
+    void evictedMemberFinishingItsFallbackNeverMovesTheStoredPositionBack() throws Exception {
+        db.jdbi().useHandle(h -> {
+            h.execute("CREATE TABLE shelf (id TEXT PRIMARY KEY)");
+            h.execute("CREATE TABLE stock (id TEXT PRIMARY KEY, shelf TEXT NOT NULL"
+                    + " REFERENCES shelf (id) DEFERRABLE INITIALLY DEFERRED)");
+            h.execute("CREATE TABLE refused (id TEXT NOT NULL, kafka_offset BIGINT NOT NULL)");
+        });
+        List<Map.Entry<String, String>> sent = records("r", 20);
+        sent.add(Map.entry("r003", "other")); // offset 20: a conflict
+        broker.send(topic, 0, sent);
+        AtomicBoolean orphanOnce = new AtomicBoolean(true);
+        CountDownLatch aInFallback = new CountDownLatch(1);
+        CountDownLatch letAGoOn = new CountDownLatch(1);
+        KafkaInboxListener<Handle> reportConflicts = new KafkaInboxListener<>() {
+            @Override
+            public void onConflict(Handle tx, ConsumerRecord<String, byte[]> record, Outcome.Conflict<?> conflict) {
+                tx.execute("INSERT INTO refused (id, kafka_offset) VALUES (?, ?)", record.key(), record.offset());
+            }
+        };
+        try (JdbiInbox inboxA = db.inbox().busyTimeout(Duration.ofMillis(200)).build();
+                JdbiInbox inboxB = db.inbox().busyTimeout(Duration.ofMillis(200)).build()) {
+            try (Running a = Running.start(builder(inboxA, "a", Map.of(
+                            ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 3_000,
+                            ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10), (tx, record) -> {
+                                if (record.key().equals("r005") && orphanOnce.compareAndSet(true, false)) {
+                                    tx.execute("INSERT INTO stock (id, shelf) VALUES ('r005', 'nowhere')");
+                                }
+                            })
+                    .offsetStorage(OffsetStorage.DATABASE)
+                    .commitTimeout(Duration.ofSeconds(2))
+                    .listener(new KafkaInboxListener<>() {
+                        @Override
+                        public void onConflict(Handle tx, ConsumerRecord<String, byte[]> record,
+                                Outcome.Conflict<?> conflict) {
+                            reportConflicts.onConflict(tx, record, conflict);
+                        }
+
+                        @Override
+                        public void onCommitted(TopicPartition partition, long nextOffset) {
+                            positions.merge("a", nextOffset, Math::max);
+                            if (nextOffset == 1 && aInFallback.getCount() > 0) {
+                                aInFallback.countDown(); // r000 committed alone: the batch failed as a whole
+                                try {
+                                    letAGoOn.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            }
+                        }
+                    }).build())) {
+                assertTrue(aInFallback.await(WAIT.toSeconds(), TimeUnit.SECONDS), "A applies r000 alone");
+                try (Running b = Running.start(builder(inboxB, "b", Map.of(), (tx, record) -> {})
+                        .offsetStorage(OffsetStorage.DATABASE).listener(new KafkaInboxListener<>() {
+                            @Override
+                            public void onConflict(Handle tx, ConsumerRecord<String, byte[]> record,
+                                    Outcome.Conflict<?> conflict) {
+                                reportConflicts.onConflict(tx, record, conflict);
+                            }
+
+                            @Override
+                            public void onCommitted(TopicPartition partition, long nextOffset) {
+                                positions.merge("b", nextOffset, Math::max);
+                            }
+                        }).build())) {
+                    Running.await(WAIT, () -> b.failure() != null || position("b") >= 21,
+                            () -> "positions " + positions);
+                    assertNull(b.failure());
+                    letAGoOn.countDown();
+                    // A goes on with r001..r009 alone, each now a duplicate, and writes their positions.
+                    Running.await(WAIT, () -> a.failure() != null || position("a") >= 10,
+                            () -> "positions " + positions);
+                    assertNull(a.failure());
+                }
+            } finally {
+                letAGoOn.countDown();
+            }
+            assertEquals(21L, storedPosition(), "the stored position went back");
+
+            broker.send(topic, 0, List.of(Map.entry("r100", "1")));
+            try (Running c = Running.start(builder(inboxA, "c", Map.of(), (tx, record) -> {})
+                    .offsetStorage(OffsetStorage.DATABASE).listener(new KafkaInboxListener<>() {
+                        @Override
+                        public void onConflict(Handle tx, ConsumerRecord<String, byte[]> record,
+                                Outcome.Conflict<?> conflict) {
+                            reportConflicts.onConflict(tx, record, conflict);
+                        }
+
+                        @Override
+                        public void onCommitted(TopicPartition partition, long nextOffset) {
+                            positions.merge("c", nextOffset, Math::max);
+                        }
+                    }).build())) {
+                Running.await(WAIT, () -> c.failure() != null || position("c") >= 22, () -> "positions " + positions);
+                assertNull(c.failure());
+            }
+        }
+        assertEquals(21, ledgerRows(), "each record applied once, none skipped");
+        assertEquals(1L, (long) db.jdbi().<Long, RuntimeException>withHandle(h -> h.createQuery("SELECT COUNT(*) FROM refused")
+                .mapTo(Long.class).one()), "the conflict reported once");
+    }
+
+    /**
+     * An application that stops its consumer from a listener (on the first rejection, say) calls
+     * close() on the poll thread itself: run() must end after the batch, not wait on its own thread
+     * for twice the commit timeout (from onRejected or onConflict, inside the batch's transaction).
+     */
+    @Test
+    void closeFromAListenerOnThePollThreadEndsRunWithoutWaitingOnItself() throws Exception {
+        broker.send(topic, 0, records("r", 3));
+        AtomicReference<KafkaInboxConsumer<Handle>> self = new AtomicReference<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        try (JdbiInbox inbox = db.inbox().build()) {
+            KafkaInboxConsumer<Handle> consumer = builder(inbox, "a", Map.of(), (tx, record) -> {})
+                    .commitTimeout(Duration.ofSeconds(60))
+                    .listener(new KafkaInboxListener<>() {
+                        @Override
+                        public void onCommitted(TopicPartition partition, long nextOffset) {
+                            positions.merge("a", nextOffset, Math::max);
+                            self.get().close();
+                        }
+                    }).build();
+            self.set(consumer);
+            Thread thread = new Thread(() -> {
+                try {
+                    consumer.run();
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "kafka-inbox-consumer");
+            thread.start();
+            thread.join(WAIT.toMillis() / 2);
+            assertTrue(!thread.isAlive(), "run() still waits on its own close(); positions " + positions);
+            assertNull(failure.get());
+            assertEquals(3, position("a"));
+
+            broker.send(topic, 0, List.of(Map.entry("r100", "1")));
+            try (Running b = Running.start(builder(inbox, "b", Map.of(), (tx, record) -> {}).build())) {
+                Running.await(WAIT, () -> b.failure() != null || position("b") >= 4, () -> "positions " + positions);
+                assertNull(b.failure());
+            }
+        }
+        assertEquals(4, ledgerRows());
+    }
+
+    private long storedPosition() {
+        return db.jdbi().withHandle(h -> h.createQuery("SELECT next_offset FROM inbox_kafka_offset"
+                        + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = 0")
+                .bind(0, group).bind(1, topic).mapTo(Long.class).one());
     }
 
     /**

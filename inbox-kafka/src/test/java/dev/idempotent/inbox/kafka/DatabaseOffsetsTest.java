@@ -141,6 +141,25 @@ class DatabaseOffsetsTest {
     }
 
     /**
+     * A stored position only moves forward: a member the group evicted while it still committed
+     * what it held writes a position behind the new owner's, which must stand.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.Kind.class)
+    void storedPositionNeverMovesBack(TestDatabase.Kind kind) {
+        TopicPartition receipts = new TopicPartition("receipts", 0);
+        try (TestDatabase db = TestDatabase.create(kind, dbDir);
+                JdbiInbox inbox = db.inbox().build()) {
+            DatabaseOffsets warehouse = new DatabaseOffsets("warehouse");
+            db.jdbi().useTransaction(h -> warehouse.write(h, receipts, 21));
+            db.jdbi().useTransaction(h -> warehouse.write(h, receipts, 10));
+            assertEquals(Map.of(receipts, 21L), db.jdbi().withHandle(h -> warehouse.read(h, List.of(receipts))));
+            db.jdbi().useTransaction(h -> warehouse.write(h, receipts, 22));
+            assertEquals(Map.of(receipts, 22L), db.jdbi().withHandle(h -> warehouse.read(h, List.of(receipts))));
+        }
+    }
+
+    /**
      * A schema of version 1 (its migration V0_1 only), holding the table the consumer of version
      * 0.1 created by itself, is brought up by migration 0.2: on MariaDB, where that table compared
      * case-insensitively, the consumer refuses it until then; its rows are kept.
