@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import dev.idempotent.inbox.postgres.FaultRelay;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import java.net.InetAddress;
 import java.nio.file.Path;

@@ -28,11 +28,13 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>It reads the plain protocol (the fixture turns TLS off) and recognises the driver's COMMIT by
  * its query text, {@code COMMIT} ended by the protocol's NUL byte.
+ *
+ * <p>Public, and in this module's test jar, for the Kafka consumer's tests of a database outage.
  */
-final class FaultRelay implements AutoCloseable {
+public final class FaultRelay implements AutoCloseable {
 
     /** Where a cut COMMIT is lost. */
-    enum Cut {
+    public enum Cut {
         /** The COMMIT never reaches the server, which rolls back when the connection ends. */
         BEFORE_THE_SERVER,
         /** The server commits; its answer is dropped and the connection cut. */
@@ -51,7 +53,7 @@ final class FaultRelay implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile boolean down;
 
-    FaultRelay(String host, int port) throws IOException {
+    public FaultRelay(String host, int port) throws IOException {
         this.host = host;
         this.port = port;
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -59,35 +61,35 @@ final class FaultRelay implements AutoCloseable {
     }
 
     /** The port clients connect to. */
-    int port() {
+    public int port() {
         return listener.getLocalPort();
     }
 
     /** Lets {@code passing} COMMITs through, then makes the next one get lost as {@code cut} says. */
-    void cutCommit(Cut cut, int passing) {
+    public void cutCommit(Cut cut, int passing) {
         commitsToPass.set(passing);
         armed.set(cut);
     }
 
     /** How many COMMITs were cut so far. */
-    int commitsCut() {
+    public int commitsCut() {
         return commitsCut.get();
     }
 
     /** How many connections were closed on arrival while down. */
-    int refused() {
+    public int refused() {
         return refused.get();
     }
 
     /** Cuts every connection and closes new ones on arrival: the server went away. */
-    void goDown() {
+    public void goDown() {
         down = true;
         sockets.forEach(FaultRelay::closeQuietly);
         sockets.clear();
     }
 
     /** Relays new connections again: the server is back. */
-    void comeUp() {
+    public void comeUp() {
         down = false;
     }
 
