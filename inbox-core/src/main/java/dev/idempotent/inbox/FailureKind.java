@@ -54,7 +54,9 @@ public enum FailureKind {
      * container may have wrapped it). Without one, a {@link SQLException} in the chain whose
      * SQLState is of class {@code 40} (serialization failure, deadlock) or {@code 08} (connection),
      * a connection the server ended (PostgreSQL's {@code 57P01} to {@code 57P03}), a lock timeout
-     * (PostgreSQL's SQLState {@code 55P03}, MariaDB's and MySQL's error 1205), or a
+     * (PostgreSQL's SQLState {@code 55P03}, MariaDB's and MySQL's error 1205), an error during a
+     * commit whose outcome is unknown (MariaDB's and MySQL's error 1180, as in a joined call whose
+     * commit meets a Galera node that lost the primary component), or a
      * {@link SQLTransientException} or {@link SQLRecoverableException}, is {@link #RETRYABLE}, as
      * when an effect's own statement lost a deadlock or waited out the lock timeout the inbox set
      * for its transaction; anything else is {@link #EFFECT}. The exception is only read, never
@@ -121,6 +123,10 @@ public enum FailureKind {
     private static final Set<String> POSTGRES_SERVER_GOING = Set.of("57P01", "57P02", "57P03");
     // MariaDB's and MySQL's ER_LOCK_WAIT_TIMEOUT (innodb_lock_wait_timeout), sent with SQLState HY000.
     private static final int MARIADB_LOCK_WAIT_TIMEOUT = 1205;
+    // MariaDB's and MySQL's ER_ERROR_DURING_COMMIT, sent with SQLState HY000, as a Galera node that
+    // lost the primary component answers a COMMIT: whether it committed is unknown, and a resend
+    // tells.
+    private static final int MARIADB_ERROR_DURING_COMMIT = 1180;
     private static final String GENERAL_ERROR = "HY000";
 
     private static boolean isTransientSql(Throwable t) {
@@ -134,7 +140,8 @@ public enum FailureKind {
             // the lock. The vendor's code is read with the state, never the message.
             return state.startsWith("40") || state.startsWith("08") || state.equals(POSTGRES_LOCK_NOT_AVAILABLE)
                     || POSTGRES_SERVER_GOING.contains(state)
-                    || sql.getErrorCode() == MARIADB_LOCK_WAIT_TIMEOUT && state.equals(GENERAL_ERROR);
+                    || state.equals(GENERAL_ERROR) && (sql.getErrorCode() == MARIADB_LOCK_WAIT_TIMEOUT
+                            || sql.getErrorCode() == MARIADB_ERROR_DURING_COMMIT);
         }
         return false;
     }

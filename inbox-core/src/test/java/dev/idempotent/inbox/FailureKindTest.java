@@ -68,6 +68,19 @@ class FailureKindTest {
     }
 
     @Test
+    void anErrorDuringCommitIsRetryable() {
+        // A joined call's commit on a Galera node that lost the primary component: the caller's
+        // commit exception, whose outcome is unknown, and a resend is deduplicated.
+        assertEquals(FailureKind.RETRYABLE, FailureKind.of(new RuntimeException("committing", new SQLException(
+                "Got error 6 \"No such device or address\" during COMMIT", "HY000", 1180))));
+        assertEquals(FailureKind.RETRYABLE, storage(InboxStorageException.Kind.OTHER,
+                new SQLException("Error while appending streaming replication fragment", "HY000", 1180)));
+        // Read by code and state, never by the message.
+        assertEquals(FailureKind.EFFECT, FailureKind.of(new SQLException("Got error during COMMIT", "HY000", 1181)));
+        assertEquals(FailureKind.EFFECT, FailureKind.of(new SQLException("other", "42000", 1180)));
+    }
+
+    @Test
     void aConnectionTheServerEndedIsRetryable() {
         // pg_terminate_backend, a shutdown or a failover while the effect's statement ran.
         assertEquals(FailureKind.RETRYABLE, FailureKind.of(new RuntimeException(

@@ -123,6 +123,23 @@ final class MariaDbErrors {
     }
 
     /**
+     * The inbox exception for {@code failure} to obtain a connection, which wrote nothing. A pool
+     * that cannot hand one out in time (the driver's {@code MariaDbPoolDataSource}, while its
+     * server is down or all its connections are taken) says so with neither an error number nor a
+     * SQLState: the connection is unavailable, as when the driver cannot open one. That pool only
+     * logs why, so a wrong password behind it is reported this way too. What the server said (a
+     * wrong password, 28000 and 1045; an unknown database) is sorted as any error is.
+     */
+    static InboxException translateOpening(Exception failure, String doing) {
+        if (sql(failure) != null && errorCode(failure) == 0 && sqlState(failure) == null) {
+            return new InboxStorageException(Kind.UNAVAILABLE, "MariaDB failed " + doing + " (no connection"
+                    + " could be had; nothing was applied and the call may be retried): " + describe(failure),
+                    failure);
+        }
+        return translate(failure, doing);
+    }
+
+    /**
      * Whether a failed COMMIT is known not to have committed: the server answered it with an error
      * that rolled the transaction back (a deadlock, which a Galera cluster reports for a commit that
      * lost certification, or another transaction-rollback or constraint error) and the session

@@ -147,7 +147,7 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
         try {
             return jdbi.open();
         } catch (JdbiException e) {
-            throw MariaDbErrors.translate(e, doing);
+            throw MariaDbErrors.translateOpening(e, doing);
         }
     }
 

@@ -72,6 +72,8 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     private int savepoints;
     private boolean guarded;
     private boolean ended;
+    // For the log only: the inbox the transaction works for, once a statement has named it.
+    private String inbox;
 
     private MariaDbTransaction(Handle handle) {
         this.handle = handle;
@@ -134,6 +136,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     @Override
     public Optional<InboxRecord> claim(
             String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
+        this.inbox = inbox;
         try {
             int affected;
             try (PreparedStatement claim = connection.prepareStatement(MariaDbStore.CLAIM)) {
@@ -224,6 +227,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void raiseHorizon(String inbox, Instant cutoff) {
+        this.inbox = inbox;
         try (PreparedStatement raise = connection.prepareStatement(RAISE_HORIZON)) {
             raise.setString(1, inbox);
             MariaDbStore.TIME.bind(raise, 2, cutoff);
@@ -289,7 +293,25 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
             end(unknown);
             throw unknown;
         }
-        end(null);
+        endCommitted();
+    }
+
+    /**
+     * Puts the session's lock wait timeout back after a commit and gives the connection back. The
+     * transaction committed, so a failure here must not reach the caller: an error would say that
+     * nothing was applied. The connection, whose setting is not back (most likely it is lost), is
+     * aborted instead, so that no pool hands it out again.
+     */
+    private void endCommitted() {
+        ended = true;
+        RuntimeException restoreFailure = restoreSession();
+        if (restoreFailure != null) {
+            abort();
+            MariaDbStore.log.warn("inbox={} committed, but MariaDB then failed restoring the session's"
+                    + " innodb_lock_wait_timeout; the connection was aborted rather than given back",
+                    inbox, restoreFailure);
+        }
+        closeQuietly();
     }
 
     @Override

@@ -68,6 +68,24 @@ class MariaDbErrorsTest {
         assertEquals(Kind.UNAVAILABLE, assertInstanceOf(InboxStorageException.class, translated).kind());
     }
 
+    @Test
+    void aConnectionNotHadWithoutAnErrorNumberOrSqlStateIsUnavailable() {
+        // The driver's MariaDbPoolDataSource: "No connection available within the specified time".
+        RuntimeException failure = new RuntimeException(new SQLException("no connection available"));
+
+        InboxException translated = MariaDbErrors.translateOpening(failure, "opening a connection");
+
+        assertEquals(Kind.UNAVAILABLE, assertInstanceOf(InboxStorageException.class, translated).kind());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"28000, 1045, OTHER", "42000, 1049, OTHER", "08004, 1040, UNAVAILABLE"})
+    void aConnectionTheServerRefusedIsSortedAsAnyError(String sqlState, int code, Kind kind) {
+        InboxException translated = MariaDbErrors.translateOpening(failure(sqlState, code), "opening a connection");
+
+        assertEquals(kind, assertInstanceOf(InboxStorageException.class, translated).kind());
+    }
+
     @ParameterizedTest
     @CsvSource({"40001, 1213", "23000, 1062", "23000, 1452"})
     void commitAnsweredWithAnErrorThatRolledBackIsDefinite(String sqlState, int code) {

@@ -86,6 +86,11 @@ final class MariaDbFixture implements InboxFixture {
         return Jdbi.create(url(port, database, options), USER, PASSWORD);
     }
 
+    /** The URL of the fixture's database at {@code port} (a relay in front of the server), with exactly {@code options}. */
+    String jdbiViaUrl(int port, String options) {
+        return url(port, database, options);
+    }
+
     @Override
     public Jdbi jdbi() {
         return jdbi;
