@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * text {@code COMMIT}. The server's answer, an OK packet of a few bytes, arrives in one read on
  * loopback.
  */
-final class CommitAnswerCutter implements AutoCloseable {
+public final class CommitAnswerCutter implements AutoCloseable {
 
     private static final byte[] COMMIT = commitPacket();
 
@@ -46,7 +46,7 @@ final class CommitAnswerCutter implements AutoCloseable {
     }
 
     /** A relay to {@code host:port} that lets {@code passed} requests through after the COMMIT's answer. */
-    CommitAnswerCutter(String host, int port, int passed) throws IOException {
+    public CommitAnswerCutter(String host, int port, int passed) throws IOException {
         this.passed = passed;
         this.host = host;
         this.port = port;
@@ -55,17 +55,17 @@ final class CommitAnswerCutter implements AutoCloseable {
     }
 
     /** The port clients connect to. */
-    int port() {
+    public int port() {
         return listener.getLocalPort();
     }
 
     /** Makes the connection that relays the next COMMIT end right after the COMMIT's answer. */
-    void arm() {
+    public void arm() {
         armed.set(true);
     }
 
     /** Whether a connection was cut after a COMMIT's answer; waits a little for the relay threads. */
-    boolean hasCut() throws InterruptedException {
+    public boolean hasCut() throws InterruptedException {
         return cut.await(10, TimeUnit.SECONDS);
     }
 

@@ -9,6 +9,7 @@ import dev.idempotent.inbox.FailureKind;
 import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.mariadb.CommitAnswerCutter;
 import dev.idempotent.inbox.mariadb.MariaDbInbox;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
