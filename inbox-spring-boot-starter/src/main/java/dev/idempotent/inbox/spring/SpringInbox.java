@@ -220,7 +220,7 @@ public final class SpringInbox {
         if (!(TransactionSynchronizationManager.getResource(transactionKey) instanceof ConnectionHolder holder)
                 || !(TransactionBinding.begun(holder)
                         || JPA_PRESENT && JpaTransactions.bindsConnectionOf(transactionKey))) {
-            throw notTheInboxs();
+            throw JPA_PRESENT && JpaTransactions.endedOn(transactionKey) ? ended() : notTheInboxs();
         }
         Connection connection = DataSourceUtils.getConnection(transactionKey);
         try {
