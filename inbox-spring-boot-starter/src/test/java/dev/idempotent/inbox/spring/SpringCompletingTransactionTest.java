@@ -165,4 +165,30 @@ class SpringCompletingTransactionTest {
             assertEquals(0, stock());
         }
     }
+
+    /** A synchronization's beforeCommit that throws after the call: the transaction rolls back, nothing is counted. */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aBeforeCommitThatThrowsAfterAnAppliedCallCommitsAndCountsNothing(boolean autoCommit) {
+        SpringInbox spring = open(autoCommit);
+        IllegalStateException failure = new IllegalStateException("beforeCommit failed");
+        AtomicReference<Object> returned = new AtomicReference<>();
+
+        IllegalStateException thrown = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () ->
+                transactions().executeWithoutResult(status -> {
+                    returned.set(spring.apply("c-4", Content.of(5), tx -> addFive()));
+                    TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                        @Override
+                        public void beforeCommit(boolean readOnly) {
+                            throw failure;
+                        }
+                    });
+                }));
+
+        org.junit.jupiter.api.Assertions.assertSame(failure, thrown);
+        assertInstanceOf(Outcome.Applied.class, returned.get());
+        assertEquals(0, stock());
+        assertTrue(inbox.find("c-4").isEmpty());
+        assertEquals(0, inbox.stats().applied());
+    }
 }

@@ -208,4 +208,27 @@ class SpringJpaEdgesTest {
         assertTrue(movements.findById("after-1").isEmpty());
         assertTrue(inbox.inbox().find("after-1").isEmpty());
     }
+
+    /** The caller's backend is terminated with its write pending: the flush before the call fails, nothing is claimed or committed. */
+    @Test
+    void aConnectionKilledBeforeThePreFlushFailsTheCallBeforeTheClaim() {
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        AtomicInteger effects = new AtomicInteger();
+
+        assertThrows(Throwable.class, () -> transactions.executeWithoutResult(status -> {
+            movements.save(new Movement("kill-caller", 2));
+            int pid = jdbc.sql("SELECT pg_backend_pid()").query(Integer.class).single();
+            SCHEMA.execute("SELECT pg_terminate_backend(" + pid + ")");
+            failed.set(assertThrows(Throwable.class, () -> inbox.apply("kill-1", Content.of(1), tx -> effects.incrementAndGet())));
+        }));
+
+        // The batched flush on the dead connection fails; under -ea the PostgreSQL driver's own assertion
+        // (BatchResultHandler.isAutoCommit) throws AssertionError, else a DataAccessException.
+        assertNotNull(failed.get());
+        assertEquals(0, effects.get());
+        assertTrue(movements.findById("kill-caller").isEmpty());
+        assertTrue(inbox.inbox().find("kill-1").isEmpty());
+        // The pool drops the dead connection; the redelivery applies.
+        assertInstanceOf(Outcome.Applied.class, transactions.execute(status -> inbox.apply("kill-1", Content.of(1), tx -> 1)));
+    }
 }
