@@ -191,4 +191,28 @@ class SpringCompletingTransactionTest {
         assertTrue(inbox.find("c-4").isEmpty());
         assertEquals(0, inbox.stats().applied());
     }
+
+    /** The effect's write breaks a deferred constraint, checked at COMMIT: the commit fails after Applied was returned. */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void anEffectsWriteRefusedAtTheCommitIsNotCounted(boolean autoCommit) {
+        SpringInbox spring = open(autoCommit);
+        schema.execute("SET search_path TO " + schema.name + "; CREATE TABLE deferred (n INTEGER"
+                + " CONSTRAINT small CHECK (n < 10), item TEXT REFERENCES stock (item) DEFERRABLE INITIALLY DEFERRED)");
+        AtomicReference<Object> returned = new AtomicReference<>();
+
+        org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> transactions().executeWithoutResult(status ->
+                returned.set(spring.apply("c-5", Content.of(5), tx -> {
+                    addFive();
+                    return JdbcClient.create(pool).sql("INSERT INTO deferred VALUES (1, 'none')").update();
+                }))));
+
+        assertInstanceOf(Outcome.Applied.class, returned.get());
+        assertEquals(0, stock());
+        assertTrue(inbox.find("c-5").isEmpty());
+        assertEquals(0, inbox.stats().applied());
+        assertInstanceOf(Outcome.Applied.class, transactions().execute(status ->
+                spring.apply("c-5", Content.of(5), tx -> addFive())));
+        assertEquals(1, inbox.stats().applied());
+    }
 }

@@ -13,6 +13,7 @@ import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.spring.app.Movement;
 import dev.idempotent.inbox.spring.app.MovementRepository;
 import dev.idempotent.inbox.spring.app.ReceiptApplication;
+import dev.idempotent.inbox.spring.app.ReceiptListener;
 import dev.idempotent.inbox.spring.app.ReceiptService;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.orm.jpa.JpaTransactionManager;
@@ -230,5 +232,22 @@ class SpringJpaEdgesTest {
         assertTrue(inbox.inbox().find("kill-1").isEmpty());
         // The pool drops the dead connection; the redelivery applies.
         assertInstanceOf(Outcome.Applied.class, transactions.execute(status -> inbox.apply("kill-1", Content.of(1), tx -> 1)));
+    }
+
+    @Autowired
+    ReceiptListener listener;
+
+    @Autowired
+    ApplicationEventPublisher events;
+
+    /** The usual way to act after a commit: an {@code @TransactionalEventListener(AFTER_COMMIT)} calling the inbox. */
+    @Test
+    void aTransactionalEventListenerAfterTheCommitIsRefusedAsOneInAnEndedTransaction() {
+        transactions.executeWithoutResult(status -> events.publishEvent(new ReceiptListener.Committed("event-1", 1)));
+
+        InboxException refused = assertInstanceOf(InboxException.class, listener.last());
+        assertTrue(refused.getMessage().contains("REQUIRES_NEW"), refused.getMessage());
+        assertTrue(movements.findById("event-1").isEmpty());
+        assertTrue(inbox.inbox().find("event-1").isEmpty());
     }
 }
