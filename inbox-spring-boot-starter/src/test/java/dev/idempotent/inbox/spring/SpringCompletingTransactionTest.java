@@ -215,4 +215,33 @@ class SpringCompletingTransactionTest {
                 spring.apply("c-5", Content.of(5), tx -> addFive())));
         assertEquals(1, inbox.stats().applied());
     }
+
+    /**
+     * NOT_SUPPORTED inside the caller's transaction suspends it: the call opens a transaction of its
+     * own, which commits the claim with the effect's writes, whatever the suspended one does after.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aCallInANotSupportedScopeCommitsInATransactionOfItsOwn(boolean autoCommit) {
+        SpringInbox spring = open(autoCommit);
+        TransactionTemplate notSupported = transactions();
+        notSupported.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+        AtomicReference<Object> returned = new AtomicReference<>();
+
+        transactions().executeWithoutResult(status -> {
+            // Another row: the suspended transaction's lock on the stock row would hold the call's write forever.
+            JdbcClient.create(pool).sql("INSERT INTO stock VALUES ('other', 1)").update();
+            returned.set(notSupported.execute(inner -> spring.apply("c-6", Content.of(5), tx -> addFive())));
+            status.setRollbackOnly();
+        });
+
+        assertInstanceOf(Outcome.Applied.class, returned.get());
+        assertEquals(5, stock(), "the call's own transaction committed");
+        assertEquals(0L, JdbcClient.create(pool).sql("SELECT count(*) FROM stock WHERE item = 'other'").query(Long.class).single(),
+                "the caller's rolled back");
+        assertTrue(inbox.find("c-6").isPresent());
+        assertEquals(1, inbox.stats().applied());
+        assertInstanceOf(Outcome.Duplicate.class, transactions().execute(status ->
+                spring.apply("c-6", Content.of(5), tx -> addFive())));
+    }
 }
