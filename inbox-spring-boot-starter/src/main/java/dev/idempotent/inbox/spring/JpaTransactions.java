@@ -75,6 +75,35 @@ final class JpaTransactions {
         return false;
     }
 
+    /**
+     * {@return whether a JPA transaction on {@code dataSource}'s connection is still bound to this
+     * thread with its resource-local transaction over}: the transaction's synchronizations' {@code
+     * afterCommit}, before Spring unbinds it.
+     */
+    static boolean endedOn(DataSource dataSource) {
+        for (Map.Entry<Object, Object> bound : TransactionSynchronizationManager.getResourceMap().entrySet()) {
+            if (bound.getKey() instanceof EntityManagerFactoryInfo info && info.getDataSource() != null
+                    && SpringInbox.transactionKey(info.getDataSource()) == dataSource
+                    && bound.getValue() instanceof EntityManagerHolder holder && holder.isSynchronizedWithTransaction()
+                    && ended(holder.getEntityManager())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean ended(EntityManager entityManager) {
+        if (!entityManager.isOpen()) {
+            return true;
+        }
+        try {
+            return !entityManager.getTransaction().isActive();
+        } catch (IllegalStateException e) {
+            // A JTA entity manager: not a transaction the inbox joins, whatever its state.
+            return false;
+        }
+    }
+
     /** {@return whether {@code manager} is a JPA transaction manager that binds {@code dataSource}'s connections} */
     static boolean manages(Object manager, DataSource dataSource) {
         return manager instanceof JpaTransactionManager jpa && jpa.getDataSource() != null

@@ -203,6 +203,11 @@ public final class SpringInbox {
     private <R, X extends Exception> PendingOutcome<R> join(String id, Content content, Instant originTime,
             Effect<Handle, R, X> effect) throws X {
         if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+            // Spring clears the synchronization before afterCompletion (where an @TransactionalEventListener
+            // runs) and leaves the rest bound; with synchronization off it never marks a transaction active.
+            if (TransactionSynchronizationManager.isActualTransactionActive()) {
+                throw ended();
+            }
             throw new InboxException("the Spring transaction has no synchronization active, so the inbox could not"
                     + " learn of its commit; leave the transaction manager's synchronization on (the default)");
         }
@@ -215,7 +220,7 @@ public final class SpringInbox {
         if (!(TransactionSynchronizationManager.getResource(transactionKey) instanceof ConnectionHolder holder)
                 || !(TransactionBinding.begun(holder)
                         || JPA_PRESENT && JpaTransactions.bindsConnectionOf(transactionKey))) {
-            throw notTheInboxs();
+            throw JPA_PRESENT && JpaTransactions.endedOn(transactionKey) ? ended() : notTheInboxs();
         }
         Connection connection = DataSourceUtils.getConnection(transactionKey);
         try {
@@ -242,6 +247,13 @@ public final class SpringInbox {
         } finally {
             DataSourceUtils.releaseConnection(connection, transactionKey);
         }
+    }
+
+    private static InboxException ended() {
+        return new InboxException("the current Spring transaction has ended (a call from a TransactionSynchronization's"
+                + " afterCommit or afterCompletion, or an @TransactionalEventListener after the commit), so the inbox's"
+                + " record could not commit with the effect's writes; run the call in a transaction of its own"
+                + " (Propagation.REQUIRES_NEW)");
     }
 
     private static InboxException notTheInboxs() {

@@ -39,4 +39,22 @@ public class ReceiptService {
         }
         return new Received(outcome, inside);
     }
+
+    /** A business failure the effect declares: checked, so {@code @Transactional} commits on it unless told otherwise. */
+    public static final class OutOfStock extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        public OutOfStock(String id) {
+            super("no stock for " + id);
+        }
+    }
+
+    /** An effect that saves the movement, then throws a checked exception out of the method. */
+    @Transactional
+    public void receiveOutOfStock(String id, int qty) throws OutOfStock {
+        inbox.apply(id, Content.of(qty), tx -> {
+            movements.save(new Movement(id, qty));
+            throw new OutOfStock(id);
+        });
+    }
 }
