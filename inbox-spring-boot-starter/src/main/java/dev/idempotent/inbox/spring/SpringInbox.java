@@ -10,10 +10,6 @@ import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
-import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
@@ -229,7 +225,7 @@ public final class SpringInbox {
             }
             // Before the savepoint: the caller's pending entity writes must not be inside it.
             Runnable rollbackOnly = JPA_PRESENT ? JpaTransactions.flush() : null;
-            Call<R, X> call = new Call<>(effect, holder);
+            Call<R, X> call = new Call<>(effect);
             PendingOutcome<R> pending;
             try {
                 pending = inbox.applyIn(connection, id, content, originTime, call);
@@ -242,7 +238,7 @@ public final class SpringInbox {
                 }
                 throw failed;
             }
-            call.succeeded(pending);
+            TransactionSynchronizationManager.registerSynchronization(new CompletesOutcome(pending));
             return pending;
         } finally {
             DataSourceUtils.releaseConnection(connection, transactionKey);
@@ -280,105 +276,62 @@ public final class SpringInbox {
     }
 
     /**
-     * A joined call's effect, run with the call pushed on this thread's calls in progress, so that
-     * the calls made inside the effect in the same transaction (its bound connection) are known to
-     * it: their savepoints lie inside its savepoint, and go when it goes.
+     * A joined call's effect, which records whether it ran. A call made inside the effect on the same
+     * connection is nested in this one's savepoint by the inbox itself ({@code JoinedCalls}), which
+     * undoes its outcome when this call's savepoint goes.
      */
     private static final class Call<R, X extends Exception> implements Effect<Handle, R, X> {
 
-        /** The joined calls whose effect is running on this thread, innermost first. */
-        private static final ThreadLocal<Deque<Call<?, ?>>> IN_PROGRESS = new ThreadLocal<>();
-
         private final Effect<Handle, R, X> effect;
-        private final Object transaction;
-        private final List<CompletesOutcome> inside = new ArrayList<>();
         private boolean entered;
 
-        Call(Effect<Handle, R, X> effect, Object transaction) {
+        Call(Effect<Handle, R, X> effect) {
             this.effect = effect;
-            this.transaction = transaction;
         }
 
         @Override
         public R apply(Handle tx) throws X {
             entered = true;
-            Deque<Call<?, ?>> calls = IN_PROGRESS.get();
-            if (calls == null) {
-                calls = new ArrayDeque<>();
-                IN_PROGRESS.set(calls);
-            }
-            calls.push(this);
-            try {
-                return effect.apply(tx);
-            } finally {
-                calls.pop();
-                if (calls.isEmpty()) {
-                    IN_PROGRESS.remove();
-                }
-            }
+            return effect.apply(tx);
         }
 
         /**
-         * The call's savepoint was rolled back, or its transaction can no longer commit it: the calls
-         * made inside it are gone too, and a JPA transaction whose persistence context the effect may
-         * have changed is marked rollback-only.
+         * The call failed after its effect ran: a JPA transaction whose persistence context the effect
+         * may have changed is marked rollback-only.
          */
         void failed(Runnable rollbackOnly) {
             if (entered && rollbackOnly != null) {
                 rollbackOnly.run();
-            }
-            inside.forEach(CompletesOutcome::rolledBack);
-        }
-
-        /** The call's outcome, and those of the calls inside it, now go with the enclosing call or the transaction. */
-        void succeeded(PendingOutcome<?> pending) {
-            CompletesOutcome completes = new CompletesOutcome(pending);
-            TransactionSynchronizationManager.registerSynchronization(completes);
-            Deque<Call<?, ?>> calls = IN_PROGRESS.get();
-            Call<?, ?> enclosing = calls == null ? null : calls.peek();
-            // A call in a transaction of its own (REQUIRES_NEW) inside the effect is not inside its savepoint.
-            if (enclosing != null && enclosing.transaction == transaction) {
-                enclosing.inside.add(completes);
-                enclosing.inside.addAll(inside);
             }
         }
     }
 
     /**
      * Tells the inbox how the transaction ended: counts the outcome after a commit, never after a
-     * rollback, nor after the rollback of an enclosing call's savepoint.
+     * rollback, nor when the inbox undid it with an enclosing call's savepoint.
      */
     private static final class CompletesOutcome implements TransactionSynchronization {
 
         private final PendingOutcome<?> pending;
-        private volatile boolean rolledBack;
 
         CompletesOutcome(PendingOutcome<?> pending) {
             this.pending = pending;
         }
 
-        void rolledBack() {
-            rolledBack = true;
-            pending.rolledBack();
-        }
-
         @Override
         public void afterCommit() {
-            if (rolledBack) {
-                return;
-            }
             try {
                 pending.committed();
             } catch (IllegalStateException e) {
-                // The inbox itself learnt that the call's savepoint went (a joined call around this one,
-                // made past SpringInbox, that failed): it counts nothing, and the commit is no failure.
+                // The call's savepoint went with an enclosing call's failed effect: the inbox counts
+                // nothing, and the commit is no failure.
             }
         }
 
         @Override
         public void afterCompletion(int status) {
             if (status != STATUS_COMMITTED) {
-                rolledBack();
+                pending.rolledBack();
             }
         }
     }
