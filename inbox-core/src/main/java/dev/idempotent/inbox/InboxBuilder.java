@@ -267,6 +267,19 @@ public final class InboxBuilder<I extends Inbox<?>> {
     }
 
     /**
+     * Where the inbox keeps its tables (default {@link InboxTables#defaults()}: prefix
+     * {@code inbox_}, in the connection's own schema or database). Inboxes on different tables
+     * share a database without seeing each other's records, horizons or schema versions.
+     *
+     * @param tables the table names; not {@code null}
+     * @return a new builder with those names
+     */
+    public InboxBuilder<I> tables(InboxTables tables) {
+        Objects.requireNonNull(tables, "tables");
+        return with(v -> v.tables = tables);
+    }
+
+    /**
      * The settings so far, checked as a whole.
      *
      * @return the validated settings
@@ -325,6 +338,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
         CallContext callContext = CallContext.mdc();
         CallObserver observer = CallObserver.NONE;
         SchemaMode schemaMode = SchemaMode.CREATE;
+        InboxTables tables = InboxTables.defaults();
 
         Values(CommitMode defaultCommitMode) {
             this.defaultCommitMode = defaultCommitMode;
@@ -351,6 +365,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
             copy.callContext = callContext;
             copy.observer = observer;
             copy.schemaMode = schemaMode;
+            copy.tables = tables;
             return copy;
         }
     }

@@ -49,6 +49,7 @@ public final class InboxSettings {
     private final CallContext callContext;
     private final CallObserver observer;
     private final SchemaMode schemaMode;
+    private final InboxTables tables;
 
     InboxSettings(InboxBuilder.Values values) {
         this.name = values.name;
@@ -66,6 +67,7 @@ public final class InboxSettings {
         this.callContext = values.callContext;
         this.observer = values.observer;
         this.schemaMode = values.schemaMode;
+        this.tables = values.tables;
     }
 
     /** {@return the inbox's name}: one per consumer; the same id under two names is two businesses */
@@ -143,11 +145,17 @@ public final class InboxSettings {
         return schemaMode;
     }
 
+    /** {@return where the inbox keeps its tables} */
+    public InboxTables tables() {
+        return tables;
+    }
+
     @Override
     public String toString() {
         return "InboxSettings[name=" + name + ", busyTimeout=" + busyTimeout + ", maxContentBytes=" + maxContentBytes
                 + ", contentStorage=" + contentStorage + ", retention=" + retention + ", clockSkewMargin="
                 + clockSkewMargin + ", senderMaxResendAge=" + senderMaxResendAge + ", commitMode=" + commitMode
-                + ", maxGroupSize=" + maxGroupSize + ", maxGroupWait=" + maxGroupWait + ", schemaMode=" + schemaMode + "]";
+                + ", maxGroupSize=" + maxGroupSize + ", maxGroupWait=" + maxGroupWait + ", schemaMode=" + schemaMode
+                + ", tables=" + tables + "]";
     }
 }

@@ -2,6 +2,7 @@ package dev.idempotent.inbox.spi;
 
 import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
 import java.time.Instant;
@@ -16,7 +17,8 @@ import java.util.Optional;
  *   <li>for each message: {@link #savepoint()} when the message shares the transaction with others,
  *       then {@link #claim}; if the claim is new and the message has an origin time,
  *       {@link #horizon}; then, only when the effect is about to run, {@link #handle()}, the
- *       effect, and {@link #releaseSavepoint()} or, if anything failed, {@link #rollbackToSavepoint()};
+ *       effect, {@link #storeResult} when the inbox stores results, and {@link #releaseSavepoint()}
+ *       or, if anything failed, {@link #rollbackToSavepoint()};
  *   <li>or, at the start of a purge: {@link #raiseHorizon} alone;
  *   <li>or, for a purge batch: {@link #raiseHorizon}, then {@link #deleteOldest};
  *   <li>then exactly one {@link #commit()} or {@link #rollback()}; {@link #rollback()} also after a
@@ -56,6 +58,16 @@ public interface StoreTransaction<H> {
      * @return empty if this call inserted the record; otherwise the record already stored
      */
     Optional<InboxRecord> claim(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt);
+
+    /**
+     * Stores an effect's result on the record this transaction has just claimed for {@code id}, in
+     * the same transaction, so the result commits or rolls back with the record and the effect.
+     *
+     * @param inbox the inbox's name
+     * @param id the id this transaction claimed
+     * @param result the result as encoded, within the inbox's size limit
+     */
+    void storeResult(String inbox, String id, EncodedResult result);
 
     /**
      * Reads the horizon of {@code inbox} as this transaction sees it: the receive time before

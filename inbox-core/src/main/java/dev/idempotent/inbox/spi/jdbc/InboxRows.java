@@ -3,10 +3,10 @@ package dev.idempotent.inbox.spi.jdbc;
 import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.ContentType;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
-import dev.idempotent.inbox.InboxStorageException;
-import dev.idempotent.inbox.SchemaMode;
+import dev.idempotent.inbox.InboxTables;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -16,24 +16,30 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
-import java.util.function.Predicate;
 
 /**
- * What every JDBC store does the same way with table {@code inbox_message}: the order of its
- * columns, binding a claim, reading a row back, and loading the schema script shipped beside the
- * store. A store supplies its SQL, its {@link TimeColumn} and its error translation.
+ * What every JDBC store does the same way with its table of records ({@code inbox_message} by
+ * default, see {@link InboxTables}): the order of its columns, binding a claim, reading a row back,
+ * and loading a script shipped beside the store. A store supplies its SQL, its {@link TimeColumn}
+ * and its error translation.
  */
 @Beta
 public final class InboxRows {
 
     /**
-     * The columns of {@code inbox_message} in the order {@link #bindClaim} binds them, for a
+     * The columns of the table of records in the order {@link #bindClaim} binds them, for a
      * store's {@code INSERT INTO inbox_message (...) VALUES (?, ?, ?, ?, ?, ?, ?, ?)}.
      */
     public static final String COLUMNS = "inbox, id, fingerprint_algorithm, content_type, content_type_version,"
             + " fingerprint, content, received_at";
+
+    /**
+     * The columns of a stored result, added by schema step 0.4 ({@code V0_4__stored_results}):
+     * all {@code NULL} on a record without one; a stored {@code null} has a type and no bytes.
+     * {@link #read} reads them with {@link #COLUMNS}, so a store's reads select both lists.
+     */
+    public static final String RESULT_COLUMNS = "result_type, result_type_version, result";
 
     /** The placeholders for {@link #COLUMNS}. */
     public static final String PLACEHOLDERS = "?, ?, ?, ?, ?, ?, ?, ?";
@@ -82,7 +88,8 @@ public final class InboxRows {
     }
 
     /**
-     * Reads the row at the cursor of a result set that has the columns of {@link #COLUMNS}, by name.
+     * Reads the row at the cursor of a result set that has the columns of {@link #COLUMNS} and
+     * {@link #RESULT_COLUMNS}, by name.
      *
      * @param row the result set, positioned on a row
      * @param time how the store's {@code received_at} column holds an instant
@@ -91,28 +98,48 @@ public final class InboxRows {
      */
     public static InboxRecord read(ResultSet row, TimeColumn time) throws SQLException {
         ContentType type = new ContentType(row.getString("content_type"), row.getInt("content_type_version"));
+        String resultType = row.getString("result_type");
+        EncodedResult result = resultType == null
+                ? null : new EncodedResult(resultType, row.getInt("result_type_version"), row.getBytes("result"));
         return InboxRecord.stored(
                 row.getString("inbox"),
                 row.getString("id"),
                 new Fingerprint(row.getInt("fingerprint_algorithm"), type, row.getBytes("fingerprint")),
                 time.read(row, "received_at"),
-                row.getBytes("content"));
+                row.getBytes("content"),
+                result);
+    }
+
+    /**
+     * Binds a result to parameters 1 to 3 of {@code update}, in the order of {@link #RESULT_COLUMNS},
+     * for a store's {@code UPDATE inbox_message SET result_type = ?, result_type_version = ?,
+     * result = ? WHERE inbox = ? AND id = ?}.
+     *
+     * @param update the store's statement
+     * @param result the result
+     * @throws SQLException if the driver refuses a value
+     */
+    public static void bindResult(PreparedStatement update, EncodedResult result) throws SQLException {
+        update.setString(1, result.type());
+        update.setInt(2, result.version());
+        update.setBytes(3, result.bytes());
     }
 
     /**
      * Reads the committed record of {@code id}, as {@code InboxStore.find} answers.
      *
      * @param connection a connection outside any write transaction of the inbox
+     * @param tables the inbox's table names
      * @param inbox the inbox's name
      * @param id the id
      * @param time how the store's time columns hold an instant
      * @return the record, or empty
      * @throws SQLException if the database failed
      */
-    public static Optional<InboxRecord> find(Connection connection, String inbox, String id, TimeColumn time)
-            throws SQLException {
+    public static Optional<InboxRecord> find(Connection connection, InboxTables tables, String inbox, String id,
+            TimeColumn time) throws SQLException {
         try (PreparedStatement select = connection.prepareStatement(
-                "SELECT " + COLUMNS + " FROM inbox_message WHERE inbox = ? AND id = ?")) {
+                "SELECT " + COLUMNS + ", " + RESULT_COLUMNS + " FROM " + tables.messageTable() + " WHERE inbox = ? AND id = ?")) {
             select.setString(1, inbox);
             select.setString(2, id);
             try (ResultSet row = select.executeQuery()) {
@@ -125,27 +152,32 @@ public final class InboxRows {
      * Reads the horizon of {@code inbox} as {@code connection} sees it.
      *
      * @param connection a connection, in a transaction of the inbox's or outside any
+     * @param tables the inbox's table names
      * @param inbox the inbox's name
      * @param time how the store's time columns hold an instant
      * @return the horizon, or empty if the inbox was never purged
      * @throws SQLException if the database failed
      */
-    public static Optional<Instant> horizon(Connection connection, String inbox, TimeColumn time) throws SQLException {
-        return instant(connection, "SELECT horizon AS t FROM inbox_horizon WHERE inbox = ?", inbox, time);
+    public static Optional<Instant> horizon(Connection connection, InboxTables tables, String inbox, TimeColumn time)
+            throws SQLException {
+        return instant(connection, "SELECT horizon AS t FROM " + tables.horizonTable() + " WHERE inbox = ?", inbox,
+                time);
     }
 
     /**
      * Reads the receive time of the oldest row of {@code inbox}.
      *
      * @param connection a connection outside any write transaction of the inbox
+     * @param tables the inbox's table names
      * @param inbox the inbox's name
      * @param time how the store's time columns hold an instant
      * @return that time, or empty if the inbox has no rows
      * @throws SQLException if the database failed
      */
-    public static Optional<Instant> oldestReceivedAt(Connection connection, String inbox, TimeColumn time)
-            throws SQLException {
-        return instant(connection, "SELECT MIN(received_at) AS t FROM inbox_message WHERE inbox = ?", inbox, time);
+    public static Optional<Instant> oldestReceivedAt(Connection connection, InboxTables tables, String inbox,
+            TimeColumn time) throws SQLException {
+        return instant(connection, "SELECT MIN(received_at) AS t FROM " + tables.messageTable() + " WHERE inbox = ?",
+                inbox, time);
     }
 
     private static Optional<Instant> instant(Connection connection, String sql, String inbox, TimeColumn time)
@@ -159,10 +191,10 @@ public final class InboxRows {
     }
 
     /**
-     * The text of a schema script shipped beside {@code store}.
+     * The text of a script shipped beside {@code store}.
      *
      * @param store a class of the store's jar, whose package holds the script
-     * @param resource the script's path relative to that package, such as {@link #SCHEMA_SCRIPT}
+     * @param resource the script's path relative to that package
      * @return the script, decoded as UTF-8
      * @throws IllegalStateException if the jar lacks it
      */
@@ -174,77 +206,6 @@ public final class InboxRows {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        }
-    }
-
-    /**
-     * The schema script of version 1, relative to the store's package: the script the store runs
-     * under {@link SchemaMode#CREATE}, and the Flyway migration and Liquibase change set the jar
-     * ships for teams that migrate with a tool, all one file.
-     */
-    public static final String SCHEMA_SCRIPT = "flyway/V0_1__inbox_schema.sql";
-
-    /**
-     * The script of table {@code inbox_kafka_offset}, relative to the store's package: schema
-     * component {@code kafka_offset}, version 1, the positions of inbox-kafka's offsets kept in the
-     * database. Schema mode {@code CREATE} runs it right after
-     * {@link #SCHEMA_SCRIPT} when it creates the schema; Flyway runs it as migration 0.2. A schema
-     * already in place gets it only from a migration tool (or by hand), as {@code CREATE} runs no
-     * DDL over a schema in place.
-     */
-    public static final String KAFKA_OFFSET_SCRIPT = "flyway/V0_2__kafka_offset.sql";
-
-    /** The inbox's tables in schema version 1. */
-    public static final List<String> TABLES = List.of("inbox_schema", "inbox_message", "inbox_horizon");
-
-    /**
-     * The check of {@link SchemaMode#VALIDATE}: every table of {@link #TABLES} exists and the
-     * recorded version is the one the store writes.
-     *
-     * @param recordedVersion the version recorded in {@code inbox_schema}, or {@code null} when
-     *     that table or its row is absent
-     * @param knownVersion the schema version this library writes
-     * @param tableExists whether a table of the given name exists where the inbox works
-     * @param where where the inbox works, for the message, such as {@code "schema public"}
-     * @param migration how to create the schema, for the message, such as the Flyway location
-     * @throws InboxStorageException of kind {@link InboxStorageException.Kind#SCHEMA_MISSING} for a
-     *     missing table, a missing or older version; of kind {@code NEWER_SCHEMA} for a newer one
-     */
-    public static void validateSchema(Integer recordedVersion, int knownVersion, Predicate<String> tableExists,
-            String where, String migration) {
-        String advice = "; run the inbox's migration (" + migration + "), or build the inbox with schema mode CREATE";
-        for (String table : TABLES) {
-            if (!tableExists.test(table)) {
-                throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
-                        "the inbox's table " + table + " is missing in " + where + advice, null);
-            }
-        }
-        if (recordedVersion == null) {
-            throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
-                    "inbox_schema in " + where + " records no version for component 'inbox'" + advice, null);
-        }
-        refuseNewerSchema(recordedVersion, knownVersion);
-        if (recordedVersion < knownVersion) {
-            throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING,
-                    "inbox_schema in " + where + " records version " + recordedVersion + ", older than version "
-                            + knownVersion + " this library needs" + advice, null);
-        }
-    }
-
-    /**
-     * Refuses a schema version newer than this library knows, which every schema mode must: the
-     * stores' {@code CREATE} finds an existing schema with it, {@code VALIDATE} through
-     * {@link #validateSchema}.
-     *
-     * @param recordedVersion the version recorded in the database
-     * @param knownVersion the newest version this library's store knows
-     * @throws InboxStorageException of kind {@code NEWER_SCHEMA} if {@code recordedVersion} is newer
-     */
-    public static void refuseNewerSchema(int recordedVersion, int knownVersion) {
-        if (recordedVersion > knownVersion) {
-            throw new InboxStorageException(InboxStorageException.Kind.NEWER_SCHEMA,
-                    "the database holds inbox schema version " + recordedVersion + ", written by a newer version of"
-                            + " this library; this version knows schema " + knownVersion + " at most", null);
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.idempotent.inbox.spi.jdbc;
 import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.spi.InboxStore;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -20,12 +21,20 @@ import java.util.Optional;
 public abstract class JdbcInboxStore<H> implements InboxStore<H> {
 
     private final TimeColumn time;
+    private final InboxTables tables;
 
     /**
      * @param time how the store's time columns hold an instant
+     * @param tables where the inbox's tables are
      */
-    protected JdbcInboxStore(TimeColumn time) {
+    protected JdbcInboxStore(TimeColumn time, InboxTables tables) {
         this.time = time;
+        this.tables = tables;
+    }
+
+    /** {@return where the inbox's tables are} */
+    public final InboxTables tables() {
+        return tables;
     }
 
     /**
@@ -52,17 +61,17 @@ public abstract class JdbcInboxStore<H> implements InboxStore<H> {
 
     @Override
     public final Optional<InboxRecord> find(String inbox, String id) {
-        return read(connection -> InboxRows.find(connection, inbox, id, time), "reading the inbox record");
+        return read(connection -> InboxRows.find(connection, tables, inbox, id, time), "reading the inbox record");
     }
 
     @Override
     public final Optional<Instant> horizon(String inbox) {
-        return read(connection -> InboxRows.horizon(connection, inbox, time), "reading the horizon");
+        return read(connection -> InboxRows.horizon(connection, tables, inbox, time), "reading the horizon");
     }
 
     @Override
     public final Optional<Instant> oldestReceivedAt(String inbox) {
-        return read(connection -> InboxRows.oldestReceivedAt(connection, inbox, time), "reading the oldest row");
+        return read(connection -> InboxRows.oldestReceivedAt(connection, tables, inbox, time), "reading the oldest row");
     }
 
     private <T> T read(InboxRows.Query<T> query, String doing) {
