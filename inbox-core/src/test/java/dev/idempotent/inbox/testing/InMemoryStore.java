@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.testing;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
@@ -190,6 +191,11 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx> {
         }
 
         @Override
+        public void storeResult(String inbox, String id, EncodedResult result) {
+            use().storeResult(inbox, id, result);
+        }
+
+        @Override
         public Optional<Instant> horizon(String inbox) {
             return use().horizon(inbox);
         }
@@ -274,6 +280,17 @@ public final class InMemoryStore implements InboxStore<InMemoryStore.Tx> {
             InboxRecord offered = new InboxRecord(inbox, id, fingerprint, receivedAt, Optional.ofNullable(content));
             InboxRecord stored = working.rows.putIfAbsent(new Key(inbox, id), offered);
             return Optional.ofNullable(stored);
+        }
+
+        @Override
+        public void storeResult(String inbox, String id, EncodedResult result) {
+            checkUsable();
+            InboxRecord claimed = working.rows.get(new Key(inbox, id));
+            if (claimed == null) {
+                throw new IllegalStateException("no claim of " + id + " to store a result on");
+            }
+            working.rows.put(new Key(inbox, id), new InboxRecord(claimed.inbox(), id, claimed.fingerprint(),
+                    claimed.firstReceivedAt(), claimed.content(), Optional.of(result)));
         }
 
         @Override

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxBusyException;
@@ -640,6 +641,11 @@ public abstract class StoreContract {
         public Optional<InboxRecord> claim(
                 String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) {
             return tx.claim(inbox, id, fingerprint, content, receivedAt);
+        }
+
+        @Override
+        public void storeResult(String inbox, String id, EncodedResult result) {
+            tx.storeResult(inbox, id, result);
         }
 
         @Override
