@@ -10,6 +10,12 @@ import java.util.Optional;
  * (which adds what only it has, such as its {@code Jdbi}), and of decorators that observe an
  * inbox. Override what you change; every method of {@link Inbox} is forwarded as it is.
  *
+ * <p>{@link #storingResults} is not forwarded: its view calls this inbox's own methods, so an
+ * override of them applies to calls that store results too. Such an override must hand the
+ * effect it was given to the delegate unchanged (observe around the call, not inside the effect):
+ * the effect of a call that stores its result is marked for the engine, and a wrapped one fails
+ * with nothing recorded.
+ *
  * @param <H> the transaction handle effects receive
  */
 @Beta

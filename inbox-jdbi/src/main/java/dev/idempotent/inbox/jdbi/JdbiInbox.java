@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.jdbi;
 
+import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Effect;
 import dev.idempotent.inbox.ForwardingInbox;
@@ -8,6 +9,7 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
+import dev.idempotent.inbox.ResultCodec;
 import dev.idempotent.inbox.VoidEffect;
 import dev.idempotent.inbox.jdbi.spi.JoinedCalls;
 import java.sql.Connection;
@@ -246,6 +248,22 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
             effect.run(tx);
             return null;
         });
+    }
+
+    /**
+     * A view of this inbox that stores each effect's result with its record, with the joining
+     * forms {@code applyIn} beside {@code apply}; see {@link JdbiResultInbox} and
+     * {@link Inbox#storingResults}.
+     *
+     * @param <R> the result type
+     * @param codec how results are stored and read; not {@code null}
+     * @return the view
+     * @throws IllegalArgumentException if the codec's type name or version is out of range
+     */
+    @Beta
+    @Override
+    public <R> JdbiResultInbox<R> storingResults(ResultCodec<R> codec) {
+        return new JdbiResultInbox<>(this, codec);
     }
 
     private static boolean inTransaction(Handle handle) {
