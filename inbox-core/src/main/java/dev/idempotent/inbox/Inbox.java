@@ -219,21 +219,17 @@ public interface Inbox<H> extends AutoCloseable {
 
     /**
      * A view of this inbox that stores each effect's result, encoded by {@code codec}, with its
-     * record, so that a duplicate carries the first call's result: see {@link ResultInbox}. The
-     * view makes its calls through this inbox's own {@code apply}, {@code applyJoined} and
-     * {@code applyAll}, handing them the effect as the view gave it: an implementation that
-     * forwards calls must pass the effect on unchanged (a wrapped effect fails when it runs, with
-     * nothing recorded). Costs nothing until used; views of one inbox may have different codecs.
+     * record, so that a duplicate carries the first call's result: see {@link ResultInbox}. Costs
+     * nothing until used; views of one inbox may have different codecs.
      *
      * @param <R> the result type
      * @param codec how results are stored and read; not {@code null}
      * @return the view
-     * @throws IllegalArgumentException if the codec's type name or version is out of range
+     * @throws IllegalArgumentException if the codec's type name is not 1 to 100 characters without
+     *     control characters, or its version is negative
      */
     @Beta
-    default <R> ResultInbox<H, R> storingResults(ResultCodec<R> codec) {
-        return dev.idempotent.inbox.internal.ResultView.of(this, codec);
-    }
+    <R> ResultInbox<H, R> storingResults(ResultCodec<R> codec);
 
     /**
      * Purging rows older than the retention, the persisted horizon, and their status; see

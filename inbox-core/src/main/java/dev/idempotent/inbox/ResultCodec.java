@@ -113,13 +113,13 @@ public interface ResultCodec<R> {
     /**
      * A codec for results that are bytes already, stored as they are.
      *
-     * @param type the type name, 1 to 100 characters without control characters
+     * @param type the type name, 1 to 100 characters without control characters, checked by
+     *     {@link Inbox#storingResults}
      * @param version the version, zero or more
      * @return the codec; it decodes only {@code version}
-     * @throws IllegalArgumentException if the name or version is out of range
      */
     static ResultCodec<byte[]> bytes(String type, int version) {
-        dev.idempotent.inbox.internal.ResultStoring.checkType(type, version);
+        Objects.requireNonNull(type, "type");
         return new ResultCodec<>() {
             @Override
             public String type() {

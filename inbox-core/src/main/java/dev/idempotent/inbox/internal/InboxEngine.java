@@ -25,6 +25,7 @@ import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
 import dev.idempotent.inbox.Phase;
 import dev.idempotent.inbox.ResultCodec;
+import dev.idempotent.inbox.ResultInbox;
 import dev.idempotent.inbox.StaleMessageException;
 import dev.idempotent.inbox.StoredResult;
 import dev.idempotent.inbox.spi.InboxStore;
@@ -506,6 +507,18 @@ public final class InboxEngine<H> implements Inbox<H> {
         MessageValidation.checkId(id);
         checkOpen();
         return store.find(settings.name(), id);
+    }
+
+    /**
+     * Behaves as {@link Inbox#storingResults}: a view whose calls reach this engine with the codec.
+     *
+     * @param <R> the result type
+     * @param codec the codec
+     * @return the view
+     */
+    @Override
+    public <R> ResultInbox<H, R> storingResults(ResultCodec<R> codec) {
+        return ResultView.of(this, codec);
     }
 
     @Override

@@ -15,13 +15,12 @@ import java.util.Optional;
  * {@link StoringEffect} (or {@link StoringMessageEffect}) that the engine recognises, unwraps and
  * runs; and the encoding and decoding rules, in one place for the engine and the views.
  *
- * <p>The wrapper travels through {@link dev.idempotent.inbox.Inbox}'s own methods, so every
- * implementation that hands the effect to the engine unchanged (a {@code ForwardingInbox}, an
- * adapter's inbox) stores results without code of its own. One that wraps the effect hides it
- * from the engine: the wrapper then runs as a plain effect and refuses, so the call fails with
- * nothing recorded rather than applying without storing its result.
+ * <p>The view hands the marked effect to the engine's public methods, which keep their
+ * observation, counting and validation in one place. Should a marked effect ever run as a plain
+ * one, it refuses, so the call fails with nothing recorded rather than applying without storing
+ * its result.
  */
-public final class ResultStoring {
+final class ResultStoring {
 
     /** The longest type name: a content type's, as the column is alike. */
     private static final int MAX_TYPE_LENGTH = 100;
@@ -36,7 +35,7 @@ public final class ResultStoring {
      * @param version the version
      * @throws IllegalArgumentException if either is out of range
      */
-    public static void checkType(String type, int version) {
+    static void checkType(String type, int version) {
         if (type == null || type.isBlank() || type.length() > MAX_TYPE_LENGTH
                 || type.chars().anyMatch(Character::isISOControl)) {
             throw new IllegalArgumentException("a result codec's type name must be 1 to " + MAX_TYPE_LENGTH
@@ -57,7 +56,7 @@ public final class ResultStoring {
      * @param effect the user's effect
      * @return the marked effect
      */
-    public static <H, R, X extends Exception> Effect<H, R, X> effect(ResultCodec<R> codec, Effect<H, R, X> effect) {
+    static <H, R, X extends Exception> Effect<H, R, X> effect(ResultCodec<R> codec, Effect<H, R, X> effect) {
         return new StoringEffect<>(codec, effect);
     }
 
@@ -71,7 +70,7 @@ public final class ResultStoring {
      * @param effect the user's effect
      * @return the marked effect
      */
-    public static <H, R, X extends Exception> MessageEffect<H, R, X> messageEffect(
+    static <H, R, X extends Exception> MessageEffect<H, R, X> messageEffect(
             ResultCodec<R> codec, MessageEffect<H, R, X> effect) {
         return new StoringMessageEffect<>(codec, effect);
     }
@@ -148,7 +147,7 @@ public final class ResultStoring {
      * @return the result, decoded; {@link StoredResult#none()} for none
      * @throws StoredResultException of kind OTHER_TYPE, UNSUPPORTED_VERSION or UNREADABLE
      */
-    public static <R> StoredResult<R> decode(ResultCodec<R> codec, Optional<EncodedResult> stored, String inbox,
+    static <R> StoredResult<R> decode(ResultCodec<R> codec, Optional<EncodedResult> stored, String inbox,
             String id) {
         if (stored.isEmpty()) {
             return StoredResult.none();

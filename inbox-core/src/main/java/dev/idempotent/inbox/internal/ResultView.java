@@ -18,35 +18,24 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The {@link ResultInbox} over any {@link Inbox}: each call goes through the inbox's own method
- * with the effect marked for the engine (see {@link ResultStoring}), which stores the result and
- * decodes a duplicate's.
+ * The engine's {@link ResultInbox}: each call goes through the engine's own method with the effect
+ * marked (see {@link ResultStoring}), and the engine stores the result and decodes a duplicate's.
  *
  * @param <H> the transaction handle given to effects
  * @param <R> the result type
  */
-public final class ResultView<H, R> implements ResultInbox<H, R> {
+final class ResultView<H, R> implements ResultInbox<H, R> {
 
-    private final Inbox<H> inbox;
+    private final InboxEngine<H> inbox;
     private final ResultCodec<R> codec;
 
-    private ResultView(Inbox<H> inbox, ResultCodec<R> codec) {
+    private ResultView(InboxEngine<H> inbox, ResultCodec<R> codec) {
         this.inbox = Objects.requireNonNull(inbox, "inbox");
         this.codec = Objects.requireNonNull(codec, "codec");
         ResultStoring.checkType(codec.type(), codec.version());
     }
 
-    /**
-     * The view of {@code inbox} for {@code codec}.
-     *
-     * @param <H> the handle type
-     * @param <R> the result type
-     * @param inbox the inbox
-     * @param codec the codec
-     * @return the view
-     * @throws IllegalArgumentException if the codec's type name or version is out of range
-     */
-    public static <H, R> ResultView<H, R> of(Inbox<H> inbox, ResultCodec<R> codec) {
+    static <H, R> ResultView<H, R> of(InboxEngine<H> inbox, ResultCodec<R> codec) {
         return new ResultView<>(inbox, codec);
     }
 

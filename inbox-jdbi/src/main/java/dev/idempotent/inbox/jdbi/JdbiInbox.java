@@ -128,13 +128,24 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
      */
     public <R, X extends Exception> Outcome<R> applyIn(Handle transaction, String id, Content content,
             Instant originTime, Effect<Handle, R, X> effect) throws X {
+        Objects.requireNonNull(effect, "effect");
+        return joinedIn(transaction, handle -> applyJoined(handle, id, content, originTime, effect));
+    }
+
+    /** A joined call on the handle it is given: {@link #applyJoined}, or a result view's. */
+    @FunctionalInterface
+    interface JoinedCall<R, X extends Exception> {
+        PendingOutcome<R> apply(Handle handle) throws X;
+    }
+
+    /** The protocol of a joined call on a caller's Jdbi handle, for this class and its result view. */
+    <R, X extends Exception> Outcome<R> joinedIn(Handle transaction, JoinedCall<R, X> call) throws X {
         Objects.requireNonNull(transaction, "transaction");
         if (!inTransaction(transaction)) {
             throw new InboxException("the handle has no transaction open; call applyIn inside jdbi.inTransaction(...)"
                     + " or after handle.begin(), or call apply, which opens a transaction of its own");
         }
-        JoinedCalls.Tracked<R> pending =
-                JoinedCalls.track(transaction.getConnection(), applyJoined(transaction, id, content, originTime, effect));
+        JoinedCalls.Tracked<R> pending = JoinedCalls.track(transaction.getConnection(), call.apply(transaction));
         transaction.afterCommit(pending::afterCommit);
         transaction.afterRollback(pending::rolledBack);
         return pending.uncommitted();
@@ -215,11 +226,16 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
      */
     public <R, X extends Exception> PendingOutcome<R> applyIn(Connection transaction, String id, Content content,
             Instant originTime, Effect<Handle, R, X> effect) throws X {
-        Objects.requireNonNull(transaction, "transaction");
         Objects.requireNonNull(effect, "effect");
+        return joinedIn(transaction, handle -> applyJoined(handle, id, content, originTime, effect));
+    }
+
+    /** The protocol of a joined call on a caller's JDBC connection, for this class and its result view. */
+    <R, X extends Exception> PendingOutcome<R> joinedIn(Connection transaction, JoinedCall<R, X> call) throws X {
+        Objects.requireNonNull(transaction, "transaction");
         Handle handle = callerConnections.open(transaction);
         try {
-            return JoinedCalls.track(transaction, applyJoined(handle, id, content, originTime, effect));
+            return JoinedCalls.track(transaction, call.apply(handle));
         } finally {
             try {
                 handle.close();
@@ -263,7 +279,7 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
     @Beta
     @Override
     public <R> JdbiResultInbox<R> storingResults(ResultCodec<R> codec) {
-        return new JdbiResultInbox<>(this, codec);
+        return new JdbiResultInbox<>(this, super.storingResults(codec));
     }
 
     private static boolean inTransaction(Handle handle) {

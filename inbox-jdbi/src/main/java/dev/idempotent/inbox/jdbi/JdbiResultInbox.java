@@ -4,7 +4,6 @@ import dev.idempotent.inbox.BatchCompletion;
 import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Effect;
-import dev.idempotent.inbox.Inbox;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageEffect;
 import dev.idempotent.inbox.MessageResult;
@@ -13,8 +12,6 @@ import dev.idempotent.inbox.PendingOutcome;
 import dev.idempotent.inbox.ResultCodec;
 import dev.idempotent.inbox.ResultInbox;
 import dev.idempotent.inbox.StoredResult;
-import dev.idempotent.inbox.internal.ResultStoring;
-import dev.idempotent.inbox.internal.ResultView;
 import java.sql.Connection;
 import java.time.Instant;
 import java.util.List;
@@ -35,11 +32,11 @@ import org.jdbi.v3.core.Handle;
 public final class JdbiResultInbox<R> implements ResultInbox<Handle, R> {
 
     private final JdbiInbox inbox;
-    private final ResultView<Handle, R> view;
+    private final ResultInbox<Handle, R> view;
 
-    JdbiResultInbox(JdbiInbox inbox, ResultCodec<R> codec) {
+    JdbiResultInbox(JdbiInbox inbox, ResultInbox<Handle, R> view) {
         this.inbox = Objects.requireNonNull(inbox, "inbox");
-        this.view = ResultView.of(inbox, codec);
+        this.view = Objects.requireNonNull(view, "view");
     }
 
     @Override
@@ -110,7 +107,7 @@ public final class JdbiResultInbox<R> implements ResultInbox<Handle, R> {
     public <X extends Exception> Outcome<R> applyIn(Handle transaction, String id, Content content,
             Instant originTime, Effect<Handle, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
-        return inbox.applyIn(transaction, id, content, originTime, ResultStoring.effect(view.codec(), effect));
+        return inbox.joinedIn(transaction, handle -> view.applyJoined(handle, id, content, originTime, effect));
     }
 
     /**
@@ -146,7 +143,7 @@ public final class JdbiResultInbox<R> implements ResultInbox<Handle, R> {
     public <X extends Exception> PendingOutcome<R> applyIn(Connection transaction, String id, Content content,
             Instant originTime, Effect<Handle, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
-        return inbox.applyIn(transaction, id, content, originTime, ResultStoring.effect(view.codec(), effect));
+        return inbox.joinedIn(transaction, handle -> view.applyJoined(handle, id, content, originTime, effect));
     }
 
     @Override
