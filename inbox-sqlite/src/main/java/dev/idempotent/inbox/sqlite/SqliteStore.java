@@ -14,6 +14,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
@@ -255,8 +256,14 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         try {
             Map<String, SchemaMigrations.Recorded> recorded = readSchema(handle);
             SchemaMigrations.refuseIncompatible(recorded, tables());
-            for (SchemaMigrations.Step step : SchemaMigrations.pending(recorded)) {
+            List<SchemaMigrations.Step> pending = SchemaMigrations.pending(recorded);
+            for (SchemaMigrations.Step step : pending) {
                 handle.createScript(SchemaMigrations.script(SqliteStore.class, step, tables())).execute();
+            }
+            if (pending.isEmpty()) {
+                // A write that changes nothing: it finds a read-only file out now rather than at the
+                // first message, and runs no DDL.
+                handle.execute("UPDATE " + tables().schemaTable() + " SET version = version WHERE 0");
             }
             execute(handle, "COMMIT", "creating the inbox schema");
         } catch (RuntimeException e) {
