@@ -281,6 +281,19 @@ class InboxEngineResultsTest {
     }
 
     @Test
+    void underGroupCommitAnOversizeResultFailsItsCallerAloneWithNothingRecorded() {
+        TestInbox inbox = track(TestInbox.builderWithGroupCommit(database).name("orders").maxResultBytes(8).build());
+        ResultInbox<InMemoryStore.Tx, String> orders = inbox.storingResults(text("orders.Confirmation", 1));
+        assertEquals(StoredResultException.Kind.TOO_LARGE, assertThrows(StoredResultException.class,
+                () -> orders.apply("order-1", Content.of(1), book("more than eight bytes"))).kind());
+        assertEquals(Optional.empty(), inbox.find("order-1"));
+        assertEquals(0, database.value("booked"));
+        orders.apply("order-1", Content.of(1), book("short"));
+        assertEquals("short", orders.findResult("order-1").orElseThrow().value());
+        assertEquals(1, database.value("booked"));
+    }
+
+    @Test
     void aJoinedCallStoresItsResultWithTheCallersCommitAndAnOversizeOneLeavesTheCallerUsable() {
         TestInbox inbox = track(TestInbox.builder(database).name("orders").maxResultBytes(8).build());
         ResultInbox<InMemoryStore.Tx, String> orders = inbox.storingResults(text("orders.Confirmation", 1));
