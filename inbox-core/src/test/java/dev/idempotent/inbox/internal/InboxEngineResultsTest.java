@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.booleans;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EncodedResult;
@@ -137,6 +141,54 @@ class InboxEngineResultsTest {
             assertArrayEquals(result, duplicate.result().value(), id);
             assertArrayEquals(result, files.findResult(id).orElseThrow().value(), id);
         }
+    }
+
+    /**
+     * Whatever bytes the first call returned, sealed or not, every later delivery of the id gets
+     * exactly them back, and what is stored is what the codec chain returned.
+     */
+    @Test
+    void everyRetryGetsExactlyTheFirstBytesWhateverTheyAre() {
+        TestInbox inbox = inbox();
+        ResultCodec<byte[]> plain = ResultCodec.bytes("blob", 3);
+        ResultSeal flip = new ResultSeal() {
+            @Override
+            public byte[] seal(byte[] encoded) {
+                byte[] sealed = encoded.clone();
+                for (int i = 0; i < sealed.length; i++) {
+                    sealed[i] = (byte) ~sealed[i];
+                }
+                return sealed;
+            }
+
+            @Override
+            public byte[] open(byte[] sealed) {
+                return seal(sealed);
+            }
+        };
+        int[] ids = {0};
+        qt().withExamples(200).forAll(
+                lists().of(integers().between(-128, 127)).ofSizeBetween(0, 300),
+                lists().of(integers().between(-128, 127)).ofSizeBetween(0, 20),
+                booleans().all())
+            .checkAssert((first, later, sealed) -> {
+                byte[] firstBytes = bytes(first);
+                ResultCodec<byte[]> codec = sealed ? plain.sealedWith(flip) : plain;
+                ResultInbox<InMemoryStore.Tx, byte[]> view = inbox.storingResults(codec);
+                String id = "blob-" + ids[0]++;
+                view.apply(id, Content.of(id), tx -> firstBytes.clone());
+                Outcome<byte[]> retry = view.apply(id, Content.of(id), tx -> bytes(later));
+                assertArrayEquals(firstBytes, ((Outcome.Duplicate<byte[]>) retry).result().value());
+                assertArrayEquals(codec.encode(firstBytes), inbox.find(id).orElseThrow().result().orElseThrow().bytes());
+            });
+    }
+
+    private static byte[] bytes(List<Integer> values) {
+        byte[] bytes = new byte[values.size()];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = values.get(i).byteValue();
+        }
+        return bytes;
     }
 
     @Test
