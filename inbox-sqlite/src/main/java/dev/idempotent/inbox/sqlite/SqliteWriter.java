@@ -51,9 +51,9 @@ final class SqliteWriter {
             select = connection.prepareStatement(sql.select);
             horizon = connection.prepareStatement(sql.selectHorizon);
             storeResult = connection.prepareStatement(sql.storeResult);
-            savepoint = connection.prepareStatement("SAVEPOINT inbox_message");
-            release = connection.prepareStatement("RELEASE inbox_message");
-            rollbackTo = connection.prepareStatement("ROLLBACK TO inbox_message");
+            savepoint = connection.prepareStatement("SAVEPOINT inbox_call");
+            release = connection.prepareStatement("RELEASE inbox_call");
+            rollbackTo = connection.prepareStatement("ROLLBACK TO inbox_call");
             commit = connection.prepareStatement("COMMIT");
             rollback = connection.prepareStatement("ROLLBACK");
         } catch (SQLException e) {
