@@ -10,6 +10,9 @@ import java.util.Optional;
  * (which adds what only it has, such as its {@code Jdbi}), and of decorators that observe an
  * inbox. Override what you change; every method of {@link Inbox} is forwarded as it is.
  *
+ * <p>{@link #storingResults} is forwarded too: the view it returns calls the delegate's methods,
+ * not this inbox's overrides; a decorator that observes calls overrides it as well.
+ *
  * @param <H> the transaction handle effects receive
  */
 @Beta
@@ -46,6 +49,11 @@ public abstract class ForwardingInbox<H> implements Inbox<H> {
     public <R, X extends Exception> List<MessageResult<R>> applyAll(
             List<Message> messages, MessageEffect<H, R, X> effect, BatchCompletion<H, R> completion) {
         return delegate.applyAll(messages, effect, completion);
+    }
+
+    @Override
+    public <R> ResultInbox<H, R> storingResults(ResultCodec<R> codec) {
+        return delegate.storingResults(codec);
     }
 
     @Override

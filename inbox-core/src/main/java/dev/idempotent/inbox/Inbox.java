@@ -218,6 +218,20 @@ public interface Inbox<H> extends AutoCloseable {
             List<Message> messages, MessageEffect<H, R, X> effect, BatchCompletion<H, R> completion);
 
     /**
+     * A view of this inbox that stores each effect's result, encoded by {@code codec}, with its
+     * record, so that a duplicate carries the first call's result: see {@link ResultInbox}. Costs
+     * nothing until used; views of one inbox may have different codecs.
+     *
+     * @param <R> the result type
+     * @param codec how results are stored and read; not {@code null}
+     * @return the view
+     * @throws IllegalArgumentException if the codec's type name is not 1 to 100 characters without
+     *     control characters, or its version is negative
+     */
+    @Beta
+    <R> ResultInbox<H, R> storingResults(ResultCodec<R> codec);
+
+    /**
      * Purging rows older than the retention, the persisted horizon, and their status; see
      * {@link InboxRetention}.
      *

@@ -105,6 +105,28 @@ public final class InboxBuilder<I extends Inbox<?>> {
     }
 
     /**
+     * The largest result stored, in bytes, as the {@link ResultCodec} returned it (sealed, if it
+     * is): default 64 KiB, at most 64 MiB. A call whose result is larger fails with a
+     * {@link StoredResultException} of kind {@link StoredResultException.Kind#TOO_LARGE} and its
+     * transaction (or, in a batch or a joined call, its savepoint) rolls back: nothing is recorded,
+     * and a retry runs the effect again. A result is never truncated. Applies only to calls made
+     * through {@link Inbox#storingResults}. On MariaDB the server's {@code max_allowed_packet} must
+     * also exceed the largest result.
+     *
+     * @param maxResultBytes from 1 to {@link InboxSettings#MAX_RESULT_BYTES_LIMIT}
+     * @return a new builder with that setting
+     * @throws IllegalArgumentException if the value is out of range
+     */
+    @Beta
+    public InboxBuilder<I> maxResultBytes(int maxResultBytes) {
+        if (maxResultBytes < 1 || maxResultBytes > InboxSettings.MAX_RESULT_BYTES_LIMIT) {
+            throw new IllegalArgumentException("maxResultBytes must be from 1 to " + InboxSettings.MAX_RESULT_BYTES_LIMIT
+                    + ", was " + maxResultBytes);
+        }
+        return with(v -> v.maxResultBytes = maxResultBytes);
+    }
+
+    /**
      * Whether content is kept beside its fingerprint (default fingerprint only).
      *
      * @param contentStorage what to keep; not {@code null}
@@ -324,6 +346,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
         String name = InboxSettings.DEFAULT_NAME;
         Duration busyTimeout = InboxSettings.DEFAULT_BUSY_TIMEOUT;
         int maxContentBytes = InboxSettings.DEFAULT_MAX_CONTENT_BYTES;
+        int maxResultBytes = InboxSettings.DEFAULT_MAX_RESULT_BYTES;
         ContentStorage contentStorage = ContentStorage.FINGERPRINT_ONLY;
         InboxListener listener = InboxListener.NONE;
         Clock clock = Clock.systemUTC();
@@ -353,6 +376,7 @@ public final class InboxBuilder<I extends Inbox<?>> {
             copy.name = name;
             copy.busyTimeout = busyTimeout;
             copy.maxContentBytes = maxContentBytes;
+            copy.maxResultBytes = maxResultBytes;
             copy.contentStorage = contentStorage;
             copy.listener = listener;
             copy.clock = clock;

@@ -19,6 +19,17 @@ public final class InboxSettings {
     public static final int DEFAULT_MAX_CONTENT_BYTES = 1 << 20;
     /** The largest value {@code maxContentBytes} may take: {@value} bytes (16 MiB). */
     public static final int MAX_CONTENT_BYTES_LIMIT = 16 << 20;
+    /**
+     * {@value} bytes (64 KiB): room for the answer a retry needs (an id, a confirmation, a response
+     * body) while every duplicate that reads it back stays cheap.
+     */
+    public static final int DEFAULT_MAX_RESULT_BYTES = 64 << 10;
+    /**
+     * The largest value {@code maxResultBytes} may take: {@value} bytes (64 MiB). A result is held
+     * in memory whole, when it is encoded, written and read back on every duplicate; what is larger
+     * belongs in an object store, with its key as the result.
+     */
+    public static final int MAX_RESULT_BYTES_LIMIT = 64 << 20;
     /** The longest busy timeout: one hour; a longer wait is a hang, not a timeout. */
     public static final Duration MAX_BUSY_TIMEOUT = Duration.ofHours(1);
     /** 30 days: longer than the resend windows of common brokers and retry policies. */
@@ -37,6 +48,7 @@ public final class InboxSettings {
     private final String name;
     private final Duration busyTimeout;
     private final int maxContentBytes;
+    private final int maxResultBytes;
     private final ContentStorage contentStorage;
     private final InboxListener listener;
     private final Clock clock;
@@ -55,6 +67,7 @@ public final class InboxSettings {
         this.name = values.name;
         this.busyTimeout = values.busyTimeout;
         this.maxContentBytes = values.maxContentBytes;
+        this.maxResultBytes = values.maxResultBytes;
         this.contentStorage = values.contentStorage;
         this.listener = values.listener;
         this.clock = values.clock;
@@ -83,6 +96,15 @@ public final class InboxSettings {
     /** {@return the largest {@link Content#size()} accepted} */
     public int maxContentBytes() {
         return maxContentBytes;
+    }
+
+    /**
+     * {@return the largest stored result accepted, in bytes, as its codec returned it}; see
+     * {@link InboxBuilder#maxResultBytes(int)}
+     */
+    @Beta
+    public int maxResultBytes() {
+        return maxResultBytes;
     }
 
     /** {@return whether content is kept beside its fingerprint} */
@@ -153,7 +175,7 @@ public final class InboxSettings {
     @Override
     public String toString() {
         return "InboxSettings[name=" + name + ", busyTimeout=" + busyTimeout + ", maxContentBytes=" + maxContentBytes
-                + ", contentStorage=" + contentStorage + ", retention=" + retention + ", clockSkewMargin="
+                + ", maxResultBytes=" + maxResultBytes                + ", contentStorage=" + contentStorage + ", retention=" + retention + ", clockSkewMargin="
                 + clockSkewMargin + ", senderMaxResendAge=" + senderMaxResendAge + ", commitMode=" + commitMode
                 + ", maxGroupSize=" + maxGroupSize + ", maxGroupWait=" + maxGroupWait + ", schemaMode=" + schemaMode
                 + ", tables=" + tables + "]";

@@ -95,23 +95,42 @@ public sealed interface Outcome<R> permits Outcome.Applied, Outcome.Duplicate, O
     /**
      * The id was recorded earlier with the same content: already applied, nothing done now.
      *
+     * <p>{@link #result()} is what the first call stored as its result: none unless it was applied
+     * through {@link Inbox#storingResults}; decoded when this call went through such a view too.
+     *
      * @param id the business id
      * @param firstReceivedAt when the id was first recorded
      * @param fingerprint the stored fingerprint, which the offered content matched
+     * @param result the result stored with the record, or {@link StoredResult#none()}
      */
-    record Duplicate<R>(String id, Instant firstReceivedAt, Fingerprint fingerprint) implements Outcome<R> {
+    record Duplicate<R>(String id, Instant firstReceivedAt, Fingerprint fingerprint, StoredResult<R> result)
+            implements Outcome<R> {
         /**
          * Checks that no component is {@code null}.
          *
          * @param id the business id
          * @param firstReceivedAt when the id was first recorded
          * @param fingerprint the stored fingerprint, which the offered content matched
+         * @param result the result stored with the record, or {@link StoredResult#none()}
          * @throws NullPointerException if a component is {@code null}
          */
         public Duplicate {
             Objects.requireNonNull(id, "id");
             Objects.requireNonNull(firstReceivedAt, "firstReceivedAt");
             Objects.requireNonNull(fingerprint, "fingerprint");
+            Objects.requireNonNull(result, "result");
+        }
+
+        /**
+         * A duplicate without a stored result, as every duplicate was before results were stored.
+         *
+         * @param id the business id
+         * @param firstReceivedAt when the id was first recorded
+         * @param fingerprint the stored fingerprint, which the offered content matched
+         * @throws NullPointerException if a component is {@code null}
+         */
+        public Duplicate(String id, Instant firstReceivedAt, Fingerprint fingerprint) {
+            this(id, firstReceivedAt, fingerprint, StoredResult.none());
         }
 
         @Override

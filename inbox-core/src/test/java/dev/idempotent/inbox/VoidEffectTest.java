@@ -157,6 +157,11 @@ class VoidEffectTest {
         }
 
         @Override
+        public <R> ResultInbox<Ledger, R> storingResults(ResultCodec<R> codec) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
         public InboxRetention retention() {
             throw new UnsupportedOperationException();
         }

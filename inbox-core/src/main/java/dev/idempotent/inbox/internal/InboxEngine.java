@@ -24,7 +24,10 @@ import dev.idempotent.inbox.MessageResult;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
 import dev.idempotent.inbox.Phase;
+import dev.idempotent.inbox.ResultCodec;
+import dev.idempotent.inbox.ResultInbox;
 import dev.idempotent.inbox.StaleMessageException;
+import dev.idempotent.inbox.StoredResult;
 import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import java.time.Duration;
@@ -344,7 +347,7 @@ public final class InboxEngine<H> implements Inbox<H> {
         tx.savepoint();
         try {
             Outcome<R> outcome = applyWithin(tx, message.id(), message.content(), message.originTime(),
-                    handle -> effect.apply(handle, message), context, caller);
+                    forMessage(effect, message), context, caller);
             tx.releaseSavepoint();
             return MessageResult.of(message, outcome);
         } catch (Exception failure) {
@@ -352,6 +355,15 @@ public final class InboxEngine<H> implements Inbox<H> {
             tx.rollbackToSavepoint();
             return MessageResult.failed(message, failure);
         }
+    }
+
+    /** The batch's effect for one message; one that stores results stays marked so. */
+    private static <H, R, X extends Exception> Effect<H, R, X> forMessage(MessageEffect<H, R, X> effect, Message message) {
+        if (effect instanceof ResultStoring.StoringMessageEffect<H, R, X> storing) {
+            MessageEffect<H, R, X> plain = storing.effect();
+            return ResultStoring.effect(storing.codec(), handle -> plain.apply(handle, message));
+        }
+        return handle -> effect.apply(handle, message);
     }
 
     private boolean isValid(Message message) {
@@ -406,13 +418,19 @@ public final class InboxEngine<H> implements Inbox<H> {
      */
     private <R, X extends Exception> Outcome<R> applyWithin(StoreTransaction<H> tx, String id, Content content,
             Instant originTime, Effect<H, R, X> effect, CallContext.Captured context, Thread caller) throws X {
+        ResultCodec<R> codec = null;
+        Effect<H, R, X> run = effect;
+        if (effect instanceof ResultStoring.StoringEffect<H, R, X> storing) {
+            codec = storing.codec();
+            run = storing.effect();
+        }
         Fingerprint fingerprint = content.fingerprint();
         Content kept = settings.contentStorage() == ContentStorage.FULL_CONTENT ? content : null;
         // Stored times are millisecond-precise; read them so, and Applied reports what is stored.
         Instant receivedAt = Instant.ofEpochMilli(settings.clock().millis());
         Optional<InboxRecord> stored = tx.claim(settings.name(), id, fingerprint, kept, receivedAt);
         if (stored.isPresent()) {
-            return judge(id, stored.get(), content, fingerprint);
+            return judge(id, stored.get(), content, fingerprint, codec);
         }
         if (originTime != null) {
             refuseIfStale(tx, id, originTime);
@@ -424,7 +442,7 @@ public final class InboxEngine<H> implements Inbox<H> {
         inEffect.set(Boolean.TRUE);
         try {
             settings.listener().onPhase(settings.name(), id, Phase.RECORDED);
-            result = effect.apply(handle);
+            result = run.apply(handle);
             settings.listener().onPhase(settings.name(), id, Phase.EFFECT_DONE);
         } finally {
             // set, not remove: in this JDK a removal clears a weak reference through native code, on every call.
@@ -432,6 +450,12 @@ public final class InboxEngine<H> implements Inbox<H> {
             if (scope != null) {
                 scope.close();
             }
+        }
+        if (codec != null) {
+            // In the claim's transaction, before a batch's or joined call's savepoint is released:
+            // a result over the limit (or a codec that throws) rolls the claim back with it.
+            tx.storeResult(settings.name(), id,
+                    ResultStoring.encode(codec, result, settings.maxResultBytes(), settings.name(), id));
         }
         return new Outcome.Applied<>(id, result, receivedAt);
     }
@@ -452,7 +476,8 @@ public final class InboxEngine<H> implements Inbox<H> {
     }
 
     /** Duplicate or conflict, comparing under the encoding the stored fingerprint was taken with. */
-    private <R> Outcome<R> judge(String id, InboxRecord stored, Content offered, Fingerprint offeredPrint) {
+    private <R> Outcome<R> judge(String id, InboxRecord stored, Content offered, Fingerprint offeredPrint,
+            ResultCodec<R> codec) {
         Fingerprint storedPrint = stored.fingerprint();
         Fingerprint comparable = storedPrint.algorithm() == offeredPrint.algorithm() ? offeredPrint
                 : offered.fingerprintUnder(storedPrint.algorithm()).orElseThrow(() -> new InboxStorageException(
@@ -461,7 +486,12 @@ public final class InboxEngine<H> implements Inbox<H> {
                                 + storedPrint.algorithm() + ", newer than this library knows",
                         null));
         if (storedPrint.equals(comparable)) {
-            return new Outcome.Duplicate<>(id, stored.firstReceivedAt(), storedPrint);
+            // Decoded here, in the transaction: a stored result the codec refuses fails the call
+            // (in a batch or a joined call, its savepoint) like any other failure, with nothing written.
+            StoredResult<R> result = codec != null
+                    ? ResultStoring.decode(codec, stored.result(), settings.name(), id)
+                    : stored.result().<StoredResult<R>>map(StoredResult::undecoded).orElse(StoredResult.none());
+            return new Outcome.Duplicate<>(id, stored.firstReceivedAt(), storedPrint, result);
         }
         return new Outcome.Conflict<>(id, stored.firstReceivedAt(), storedPrint, offeredPrint);
     }
@@ -477,6 +507,18 @@ public final class InboxEngine<H> implements Inbox<H> {
         MessageValidation.checkId(id);
         checkOpen();
         return store.find(settings.name(), id);
+    }
+
+    /**
+     * Behaves as {@link Inbox#storingResults}: a view whose calls reach this engine with the codec.
+     *
+     * @param <R> the result type
+     * @param codec the codec
+     * @return the view
+     */
+    @Override
+    public <R> ResultInbox<H, R> storingResults(ResultCodec<R> codec) {
+        return ResultView.of(this, codec);
     }
 
     @Override

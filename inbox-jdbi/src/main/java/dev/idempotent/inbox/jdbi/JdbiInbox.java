@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.jdbi;
 
+import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Effect;
 import dev.idempotent.inbox.ForwardingInbox;
@@ -8,6 +9,7 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
+import dev.idempotent.inbox.ResultCodec;
 import dev.idempotent.inbox.VoidEffect;
 import dev.idempotent.inbox.jdbi.spi.JoinedCalls;
 import java.sql.Connection;
@@ -126,13 +128,24 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
      */
     public <R, X extends Exception> Outcome<R> applyIn(Handle transaction, String id, Content content,
             Instant originTime, Effect<Handle, R, X> effect) throws X {
+        Objects.requireNonNull(effect, "effect");
+        return joinedIn(transaction, handle -> applyJoined(handle, id, content, originTime, effect));
+    }
+
+    /** A joined call on the handle it is given: {@link #applyJoined}, or a result view's. */
+    @FunctionalInterface
+    interface JoinedCall<R, X extends Exception> {
+        PendingOutcome<R> apply(Handle handle) throws X;
+    }
+
+    /** The protocol of a joined call on a caller's Jdbi handle, for this class and its result view. */
+    <R, X extends Exception> Outcome<R> joinedIn(Handle transaction, JoinedCall<R, X> call) throws X {
         Objects.requireNonNull(transaction, "transaction");
         if (!inTransaction(transaction)) {
             throw new InboxException("the handle has no transaction open; call applyIn inside jdbi.inTransaction(...)"
                     + " or after handle.begin(), or call apply, which opens a transaction of its own");
         }
-        JoinedCalls.Tracked<R> pending =
-                JoinedCalls.track(transaction.getConnection(), applyJoined(transaction, id, content, originTime, effect));
+        JoinedCalls.Tracked<R> pending = JoinedCalls.track(transaction.getConnection(), call.apply(transaction));
         transaction.afterCommit(pending::afterCommit);
         transaction.afterRollback(pending::rolledBack);
         return pending.uncommitted();
@@ -213,11 +226,16 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
      */
     public <R, X extends Exception> PendingOutcome<R> applyIn(Connection transaction, String id, Content content,
             Instant originTime, Effect<Handle, R, X> effect) throws X {
-        Objects.requireNonNull(transaction, "transaction");
         Objects.requireNonNull(effect, "effect");
+        return joinedIn(transaction, handle -> applyJoined(handle, id, content, originTime, effect));
+    }
+
+    /** The protocol of a joined call on a caller's JDBC connection, for this class and its result view. */
+    <R, X extends Exception> PendingOutcome<R> joinedIn(Connection transaction, JoinedCall<R, X> call) throws X {
+        Objects.requireNonNull(transaction, "transaction");
         Handle handle = callerConnections.open(transaction);
         try {
-            return JoinedCalls.track(transaction, applyJoined(handle, id, content, originTime, effect));
+            return JoinedCalls.track(transaction, call.apply(handle));
         } finally {
             try {
                 handle.close();
@@ -246,6 +264,22 @@ public abstract class JdbiInbox extends ForwardingInbox<Handle> {
             effect.run(tx);
             return null;
         });
+    }
+
+    /**
+     * A view of this inbox that stores each effect's result with its record, with the joining
+     * forms {@code applyIn} beside {@code apply}; see {@link JdbiResultInbox} and
+     * {@link Inbox#storingResults}.
+     *
+     * @param <R> the result type
+     * @param codec how results are stored and read; not {@code null}
+     * @return the view
+     * @throws IllegalArgumentException if the codec's type name or version is out of range
+     */
+    @Beta
+    @Override
+    public <R> JdbiResultInbox<R> storingResults(ResultCodec<R> codec) {
+        return new JdbiResultInbox<>(this, super.storingResults(codec));
     }
 
     private static boolean inTransaction(Handle handle) {

@@ -54,8 +54,9 @@ final class SqliteErrors {
                     + " (sqlite-jdbc: SQLiteConfig.setTransactionMode(IMMEDIATE)) so they take the write lock first",
                     failure);
         }
-        // The inbox's own statements name only its tables; SQLite tells a missing one by message only.
-        if (sqlite != null && String.valueOf(sqlite.getMessage()).contains("no such table: inbox_")) {
+        // The inbox's own statements name only its tables (whatever their prefix); SQLite tells a
+        // missing one by message only.
+        if (sqlite != null && String.valueOf(sqlite.getMessage()).contains("no such table: ")) {
             return new InboxStorageException(Kind.SCHEMA_MISSING, "the inbox's tables are not in this database;"
                     + " the inbox creates them when it is built on the file. " + message, failure);
         }

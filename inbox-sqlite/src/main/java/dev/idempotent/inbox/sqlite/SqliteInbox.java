@@ -17,7 +17,7 @@ import org.sqlite.SQLiteDataSource;
  *
  * <p>Give it the same {@link Jdbi} (or file) your business tables live in: each
  * {@link #apply} opens a {@code BEGIN IMMEDIATE} transaction, claims the id in table
- * {@code inbox_message}, runs the effect with the transaction's {@link Handle} only if the id is
+ * {@code inbox_message} (by default), runs the effect with the transaction's {@link Handle} only if the id is
  * new, and commits the effect's writes and the inbox row together.
  *
  * <pre>{@code
@@ -29,11 +29,17 @@ import org.sqlite.SQLiteDataSource;
  *
  * <p>The inbox sets {@code journal_mode=WAL} on the file and {@code synchronous=FULL} on its own
  * connection, because an acknowledgement sent after a commit must survive a power loss. It creates
- * its schema on first use and refuses a file whose schema a newer version of the library wrote.
- * The schema script, {@code dev/idempotent/inbox/sqlite/flyway/V0_1__inbox_schema.sql} in this
- * jar, is also a Flyway migration (location {@code classpath:dev/idempotent/inbox/sqlite/flyway})
- * and the body of the Liquibase changelog {@code dev/idempotent/inbox/sqlite/liquibase/inbox-changelog.xml};
- * with {@link dev.idempotent.inbox.SchemaMode#VALIDATE} the inbox runs no DDL and only checks them.
+ * its tables on first use, or brings them up to the schema this release knows, and refuses a file
+ * whose tables a newer, incompatible version of the library changed. Its tables are named with the
+ * builder's {@link dev.idempotent.inbox.InboxTables} prefix ({@code inbox_} by default, so
+ * {@code inbox_message}); SQLite has no schemas, so tables in a schema are refused when the inbox is
+ * built. The schema steps are shipped as Flyway migrations: location
+ * {@code classpath:dev/idempotent/inbox/sqlite/flyway} for the default names, and
+ * {@code classpath:dev/idempotent/inbox/sqlite/flyway-prefixed} with placeholder
+ * {@code inbox_table_prefix} for a prefix of your choice; and as the Liquibase changelogs
+ * {@code dev/idempotent/inbox/sqlite/liquibase/inbox-changelog.xml} and
+ * {@code inbox-changelog-prefixed.xml} (parameter {@code inbox_table_prefix}). With
+ * {@link dev.idempotent.inbox.SchemaMode#VALIDATE} the inbox runs no DDL and only checks them.
  *
  * <p>Thread-safe. SQLite admits one writer per file, so this process's calls take turns on one
  * connection, in arrival order. By default ({@link CommitMode#GROUP}) the calls that queue up are
@@ -48,7 +54,8 @@ import org.sqlite.SQLiteDataSource;
 public final class SqliteInbox extends JdbiInbox {
 
     private SqliteInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new SqliteStore(jdbi, settings.busyTimeout(), settings.schemaMode())), jdbi,
+        super(InboxEngine.open(settings, new SqliteStore(jdbi, settings.busyTimeout(), settings.schemaMode(),
+                settings.tables())), jdbi,
                 settings);
     }
 

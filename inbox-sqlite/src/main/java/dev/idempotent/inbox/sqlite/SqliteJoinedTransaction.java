@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.sqlite;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
@@ -33,15 +34,14 @@ import org.sqlite.SQLiteConnection;
  */
 final class SqliteJoinedTransaction extends JoinedTransaction {
 
-    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
-
     private final String file;
+    private final SqliteSql sql;
     private final long busyTimeoutMillis;
 
-    private SqliteJoinedTransaction(Handle handle, String file, Duration busyTimeout) {
+    private SqliteJoinedTransaction(Handle handle, String file, SqliteSql sql, Duration busyTimeout) {
         super(handle);
         this.file = file;
+        this.sql = sql;
         this.busyTimeoutMillis = busyTimeout.toMillis();
     }
 
@@ -51,12 +51,12 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
      * {@code onTheFile}: its main database never changes, and asking costs a query per call.
      */
     static SqliteJoinedTransaction join(
-            Handle callerHandle, String file, Duration busyTimeout, Set<Connection> onTheFile) {
+            Handle callerHandle, String file, SqliteSql sql, Duration busyTimeout, Set<Connection> onTheFile) {
         Connection connection = callerHandle.getConnection();
         try {
             JoinedTransaction.requireOpenTransaction(connection);
             if (onTheFile.contains(connection)) {
-                return new SqliteJoinedTransaction(callerHandle, file, busyTimeout);
+                return new SqliteJoinedTransaction(callerHandle, file, sql, busyTimeout);
             }
             String joinedFile = SqliteFiles.mainFile(connection);
             if (!SqliteFiles.same(joinedFile, file)) {
@@ -68,7 +68,7 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
             throw SqliteErrors.translate(e, "reading the caller's connection");
         }
         onTheFile.add(connection);
-        return new SqliteJoinedTransaction(callerHandle, file, busyTimeout);
+        return new SqliteJoinedTransaction(callerHandle, file, sql, busyTimeout);
     }
 
     @Override
@@ -140,21 +140,37 @@ final class SqliteJoinedTransaction extends JoinedTransaction {
 
     private Optional<InboxRecord> insertOrRead(
             String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) throws SQLException {
-        try (PreparedStatement claim = connection.prepareStatement(CLAIM)) {
+        try (PreparedStatement claim = connection.prepareStatement(sql.claim)) {
             InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, SqliteStore.TIME);
             if (claim.executeUpdate() == 1) {
                 return Optional.empty();
             }
         }
-        return Optional.of(InboxRows.find(connection, inbox, id, SqliteStore.TIME).orElseThrow(() ->
+        return Optional.of(InboxRows.find(connection, sql.tables, inbox, id, SqliteStore.TIME).orElseThrow(() ->
                 new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
                         + "' found a conflicting row that then could not be read", null)));
     }
 
     @Override
+    public void storeResult(String inbox, String id, EncodedResult result) {
+        int updated;
+        try (PreparedStatement update = connection.prepareStatement(sql.storeResult)) {
+            InboxRows.bindResult(update, result);
+            update.setString(4, inbox);
+            update.setString(5, id);
+            updated = update.executeUpdate();
+        } catch (SQLException e) {
+            throw SqliteErrors.translate(e, "storing the result");
+        }
+        if (updated != 1) {
+            throw SqliteTransaction.noClaimedRow(id);
+        }
+    }
+
+    @Override
     public Optional<Instant> horizon(String inbox) {
         try {
-            return InboxRows.horizon(connection, inbox, SqliteStore.TIME);
+            return InboxRows.horizon(connection, sql.tables, inbox, SqliteStore.TIME);
         } catch (SQLException e) {
             throw SqliteErrors.translate(e, "reading the horizon");
         }

@@ -2,16 +2,20 @@ package dev.idempotent.inbox.sqlite;
 
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
+import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
 import org.jdbi.v3.core.Handle;
@@ -40,27 +44,21 @@ import org.jdbi.v3.core.JdbiException;
  */
 final class SqliteStore extends JdbcInboxStore<Handle> {
 
-    static final int SCHEMA_VERSION = 1;
-
     static final TimeColumn TIME = TimeColumn.EPOCH_MILLIS;
 
-    /** Where the schema is for migration tools, for messages. */
-    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/sqlite/flyway, or the Liquibase"
-            + " changelog dev/idempotent/inbox/sqlite/liquibase/inbox-changelog.xml";
-
-    static final String RAISE_HORIZON = """
-            INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)
-            ON CONFLICT (inbox) DO UPDATE SET horizon = max(horizon, excluded.horizon)""";
-
-    static final String DELETE_OLDEST = """
-            DELETE FROM inbox_message WHERE inbox = :inbox AND id IN (
-                SELECT id FROM inbox_message
-                WHERE inbox = :inbox AND received_at < :cutoff AND (received_at, id) > (:afterReceivedAt, :afterId)
-                ORDER BY received_at, id LIMIT :limit)
-            RETURNING received_at, id""";
+    private static final String PACKAGE = "dev/idempotent/inbox/sqlite/";
+    /** The Flyway location of the scripts with the default names. */
+    static final String FLYWAY = "classpath:" + PACKAGE + SchemaMigrations.DEFAULT_NAMES.replace("/", "");
+    /** The Flyway location of the templates, for placeholder {@code inbox_table_prefix}. */
+    static final String FLYWAY_PREFIXED = "classpath:" + PACKAGE + SchemaMigrations.TEMPLATES.replace("/", "");
+    /** The Liquibase changelog of the default names. */
+    static final String LIQUIBASE = PACKAGE + "liquibase/inbox-changelog.xml";
+    /** The Liquibase changelog of the templates, for parameter {@code inbox_table_prefix}. */
+    static final String LIQUIBASE_PREFIXED = PACKAGE + "liquibase/inbox-changelog-prefixed.xml";
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
+    private final SqliteSql sql;
     private final WalCheckpointer checkpointer;
     // The main file of the writer connection, as SQLite names it.
     private final String file;
@@ -71,8 +69,13 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
     // orders those uses. Null after a connection in doubt was dropped, until the next transaction.
     private SqliteWriter writer;
 
-    SqliteStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
-        super(TIME);
+    /**
+     * @throws IllegalArgumentException if {@code tables} name a schema, which SQLite has not; before
+     *     the file is opened
+     */
+    SqliteStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode, InboxTables tables) {
+        super(TIME, refuseSchema(tables));
+        this.sql = new SqliteSql(tables);
         // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
         this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
@@ -81,7 +84,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         try {
             prepareSchema(handle, schemaMode);
             file = SqliteFiles.mainFile(handle.getConnection());
-            writer = new SqliteWriter(handle);
+            writer = new SqliteWriter(handle, sql);
         } catch (SQLException e) {
             closeQuietly(handle);
             throw SqliteErrors.translate(e, "reading the database's file name");
@@ -112,7 +115,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
      */
     @Override
     public StoreTransaction<Handle> join(Handle callerHandle) {
-        return SqliteJoinedTransaction.join(callerHandle, file, busyTimeout, joinedConnections);
+        return SqliteJoinedTransaction.join(callerHandle, file, sql, busyTimeout, joinedConnections);
     }
 
     @Override
@@ -141,7 +144,7 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         if (writer == null) {
             Handle handle = openConfigured();
             try {
-                writer = new SqliteWriter(handle);
+                writer = new SqliteWriter(handle, sql);
             } catch (RuntimeException e) {
                 closeQuietly(handle);
                 throw e;
@@ -214,6 +217,26 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         }
     }
 
+    /**
+     * Where the schema is for migration tools, for messages: both Flyway locations and both
+     * Liquibase changelogs, with the prefix these tables need.
+     */
+    static String migration(InboxTables tables) {
+        return "Flyway location " + FLYWAY + " (default names) or " + FLYWAY_PREFIXED + " with placeholder "
+                + SchemaMigrations.PLACEHOLDER + "=" + tables.prefix() + ", or the Liquibase changelog " + LIQUIBASE
+                + " (default names) or " + LIQUIBASE_PREFIXED + " with parameter " + SchemaMigrations.PLACEHOLDER + "="
+                + tables.prefix();
+    }
+
+    private static InboxTables refuseSchema(InboxTables tables) {
+        if (tables.schema().isPresent()) {
+            throw new IllegalArgumentException("SQLite has no schemas, so the inbox's tables cannot be put in schema '"
+                    + tables.schema().get() + "': name them with a prefix alone (InboxTables.prefix(\"" + tables.prefix()
+                    + "\")), in the file the inbox is built on");
+        }
+        return tables;
+    }
+
     private void prepareSchema(Handle handle, SchemaMode mode) {
         switch (mode) {
             case CREATE -> createSchema(handle);
@@ -222,17 +245,26 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         }
     }
 
+    /**
+     * Runs the pending schema steps' templates, filled in with this inbox's prefix, in one
+     * {@code BEGIN IMMEDIATE} transaction: the file's write lock keeps two processes that start at
+     * once from running a step twice, as the second reads the level the first recorded. Over tables
+     * at the level this release knows it runs no DDL.
+     */
     private void createSchema(Handle handle) {
         execute(handle, "BEGIN IMMEDIATE", "beginning the schema transaction");
         try {
-            Integer found = readVersion(handle);
-            if (found != null) {
-                InboxRows.refuseNewerSchema(found, SCHEMA_VERSION);
+            Map<String, SchemaMigrations.Recorded> recorded = readSchema(handle);
+            SchemaMigrations.refuseIncompatible(recorded, tables());
+            List<SchemaMigrations.Step> pending = SchemaMigrations.pending(recorded);
+            for (SchemaMigrations.Step step : pending) {
+                handle.createScript(SchemaMigrations.script(SqliteStore.class, step, tables())).execute();
             }
-            // Run even over a schema in place: the script is idempotent, and its write is what finds
-            // a read-only file out now rather than at the first message.
-            handle.createScript(schemaScript()).execute();
-            handle.createScript(InboxRows.script(SqliteStore.class, InboxRows.KAFKA_OFFSET_SCRIPT)).execute();
+            if (pending.isEmpty()) {
+                // A write that changes nothing: it finds a read-only file out now rather than at the
+                // first message, and runs no DDL.
+                handle.execute("UPDATE " + tables().schemaTable() + " SET version = version WHERE 0");
+            }
             execute(handle, "COMMIT", "creating the inbox schema");
         } catch (RuntimeException e) {
             try {
@@ -245,36 +277,28 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
         }
     }
 
-    private static void validateSchema(Handle handle) {
+    private void validateSchema(Handle handle) {
         try {
-            InboxRows.validateSchema(readVersion(handle), SCHEMA_VERSION, table -> tableExists(handle, table),
-                    "the database file", MIGRATION);
+            SchemaMigrations.validate(readSchema(handle), tables(), "the database file", migration(tables()));
         } catch (JdbiException e) {
             throw SqliteErrors.translate(e, "checking the inbox schema");
         }
     }
 
-    /** The recorded schema version, or {@code null} when the file has no inbox tables yet. */
-    private static Integer readVersion(Handle handle) {
-        if (!tableExists(handle, "inbox_schema")) {
-            return null;
-        }
-        return handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
-                .mapTo(Integer.class)
-                .findOne()
-                .orElse(null);
-    }
-
-    private static boolean tableExists(Handle handle, String table) {
-        return handle.createQuery("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = :name")
-                .bind("name", table)
+    /** Each component's row of {@code <prefix>schema}; empty when the file has no such table yet. */
+    private Map<String, SchemaMigrations.Recorded> readSchema(Handle handle) {
+        boolean exists = handle.createQuery("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = :name")
+                .bind("name", tables().name("schema"))
                 .mapTo(Integer.class)
                 .one() > 0;
-    }
-
-    /** The text of the schema script shipped in this jar, which is also its Flyway migration. */
-    static String schemaScript() {
-        return InboxRows.script(SqliteStore.class, InboxRows.SCHEMA_SCRIPT);
+        if (!exists) {
+            return Map.of();
+        }
+        try {
+            return SchemaMigrations.read(handle.getConnection(), tables());
+        } catch (SQLException e) {
+            throw SqliteErrors.translate(e, "reading the inbox schema's version");
+        }
     }
 
     private static void execute(Handle handle, String sql, String doing) {

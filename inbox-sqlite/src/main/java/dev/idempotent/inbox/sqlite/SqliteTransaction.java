@@ -2,6 +2,7 @@ package dev.idempotent.inbox.sqlite;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
@@ -101,6 +102,29 @@ final class SqliteTransaction implements StoreTransaction<Handle> {
     }
 
     @Override
+    public void storeResult(String inbox, String id, EncodedResult result) {
+        boolean stored;
+        try {
+            stored = writer.storeResult(inbox, id, result);
+        } catch (SQLException e) {
+            writer.failed();
+            int code = SqliteErrors.resultCode(e);
+            if (code == SqliteErrors.SQLITE_FULL || code == SqliteErrors.SQLITE_IOERR) {
+                abortedBy = e;
+            }
+            throw SqliteErrors.translate(e, "storing the result");
+        }
+        if (!stored) {
+            throw noClaimedRow(id);
+        }
+    }
+
+    static InboxStorageException noClaimedRow(String id) {
+        return new InboxStorageException(InboxStorageException.Kind.OTHER, "the result of id '" + id
+                + "' found no row of the id to store it on, though this transaction claimed it", null);
+    }
+
+    @Override
     public void savepoint() {
         writer.run(writer.savepoint, "opening a savepoint");
     }
@@ -150,7 +174,7 @@ final class SqliteTransaction implements StoreTransaction<Handle> {
     @Override
     public void raiseHorizon(String inbox, Instant cutoff) {
         try {
-            handle.execute(SqliteStore.RAISE_HORIZON, inbox, cutoff.toEpochMilli());
+            handle.execute(writer.sql.raiseHorizon, inbox, cutoff.toEpochMilli());
         } catch (JdbiException e) {
             throw SqliteErrors.translate(e, "raising the horizon");
         }
@@ -159,7 +183,7 @@ final class SqliteTransaction implements StoreTransaction<Handle> {
     @Override
     public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
         try {
-            return PurgeBatch.of(handle.createQuery(SqliteStore.DELETE_OLDEST)
+            return PurgeBatch.of(handle.createQuery(writer.sql.deleteOldest)
                     .bind("inbox", inbox)
                     .bind("cutoff", cutoff.toEpochMilli())
                     .bind("afterReceivedAt", after == null ? Long.MIN_VALUE : after.receivedAt().toEpochMilli())

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.sqlite;
 
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import java.sql.Connection;
@@ -18,16 +19,13 @@ import org.sqlite.SQLiteConnectionConfig;
  */
 final class SqliteWriter {
 
-    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ") ON CONFLICT (inbox, id) DO NOTHING";
-    private static final String SELECT = "SELECT " + InboxRows.COLUMNS + " FROM inbox_message WHERE inbox = ? AND id = ?";
-    private static final String SELECT_HORIZON = "SELECT horizon FROM inbox_horizon WHERE inbox = ?";
-
     final Handle handle;
+    final SqliteSql sql;
     final PreparedStatement begin;
     final PreparedStatement claim;
     final PreparedStatement select;
     final PreparedStatement horizon;
+    final PreparedStatement storeResult;
     final PreparedStatement savepoint;
     final PreparedStatement release;
     final PreparedStatement rollbackTo;
@@ -39,8 +37,9 @@ final class SqliteWriter {
     // Set when one of the statements below failed: sqlite-jdbc may have closed it.
     private boolean inDoubt;
 
-    SqliteWriter(Handle handle) {
+    SqliteWriter(Handle handle, SqliteSql sql) {
         this.handle = handle;
+        this.sql = sql;
         handle.setStatementBuilder(new ReusingStatementBuilder());
         Connection connection = handle.getConnection();
         try {
@@ -48,12 +47,13 @@ final class SqliteWriter {
                     ? connection.unwrap(SQLiteConnection.class).getConnectionConfig() : null;
             effectsGetKeys = driverConfig != null && driverConfig.isGetGeneratedKeys();
             begin = connection.prepareStatement("BEGIN IMMEDIATE");
-            claim = connection.prepareStatement(CLAIM);
-            select = connection.prepareStatement(SELECT);
-            horizon = connection.prepareStatement(SELECT_HORIZON);
-            savepoint = connection.prepareStatement("SAVEPOINT inbox_message");
-            release = connection.prepareStatement("RELEASE inbox_message");
-            rollbackTo = connection.prepareStatement("ROLLBACK TO inbox_message");
+            claim = connection.prepareStatement(sql.claim);
+            select = connection.prepareStatement(sql.select);
+            horizon = connection.prepareStatement(sql.selectHorizon);
+            storeResult = connection.prepareStatement(sql.storeResult);
+            savepoint = connection.prepareStatement("SAVEPOINT inbox_call");
+            release = connection.prepareStatement("RELEASE inbox_call");
+            rollbackTo = connection.prepareStatement("ROLLBACK TO inbox_call");
             commit = connection.prepareStatement("COMMIT");
             rollback = connection.prepareStatement("ROLLBACK");
         } catch (SQLException e) {
@@ -65,7 +65,7 @@ final class SqliteWriter {
     /** Closes the statements, then the connection; nothing thrown, the writer is being dropped. */
     void close() {
         for (PreparedStatement statement : new PreparedStatement[] {
-                begin, claim, select, horizon, savepoint, release, rollbackTo, commit, rollback}) {
+                begin, claim, select, horizon, storeResult, savepoint, release, rollbackTo, commit, rollback}) {
             try {
                 statement.close();
             } catch (SQLException ignored) {
@@ -120,6 +120,15 @@ final class SqliteWriter {
     boolean insert() throws SQLException {
         forOwnStatements();
         return claim.executeUpdate() == 1;
+    }
+
+    /** Stores {@code result} on the row of {@code id}; true if there was that row to update. */
+    boolean storeResult(String inbox, String id, EncodedResult result) throws SQLException {
+        forOwnStatements();
+        InboxRows.bindResult(storeResult, result);
+        storeResult.setString(4, inbox);
+        storeResult.setString(5, id);
+        return storeResult.executeUpdate() == 1;
     }
 
     Optional<InboxRecord> select(String inbox, String id) throws SQLException {

@@ -2,18 +2,35 @@ package dev.idempotent.inbox.sqlite;
 
 import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatements;
+import org.jdbi.v3.core.statement.TemplateEngine;
 
-/** A real SQLite file in a test's temporary directory. */
+/**
+ * A real SQLite file in a test's temporary directory, whose inboxes keep their tables under prefix
+ * {@link #PREFIX} rather than the default {@code inbox_}: every suite run on it proves the names.
+ *
+ * <p>The testkit's own reads of the table of records (the contracts' row counts) name
+ * {@code inbox_message}; the fixture's {@link #jdbi()} renders that name as this fixture's table.
+ * The inboxes it builds open a Jdbi of their own, so none of the store's statements is rewritten.
+ */
 final class SqliteFixture implements InboxFixture {
+
+    /** The prefix of the fixture's tables. */
+    static final String PREFIX = "t1_";
+
+    private static final Pattern TESTKIT_TABLE = Pattern.compile("\\binbox_message\\b");
 
     private final Path file;
     private final Jdbi jdbi;
     private final CommitMode commitMode;
+    private final InboxTables tables;
 
     SqliteFixture(Path directory) {
         this(directory, CommitMode.GROUP);
@@ -22,12 +39,22 @@ final class SqliteFixture implements InboxFixture {
     /** With {@code commitMode}, {@link #builder()} builds inboxes that commit that way. */
     SqliteFixture(Path directory, CommitMode commitMode) {
         this.file = directory.resolve("inbox.db");
-        this.jdbi = SqliteInbox.jdbi(file);
         this.commitMode = commitMode;
+        this.tables = InboxTables.prefix(PREFIX);
+        this.jdbi = SqliteInbox.jdbi(file);
+        TemplateEngine rendering = jdbi.getConfig(SqlStatements.class).getTemplateEngine();
+        String messageTable = tables.messageTable();
+        jdbi.setTemplateEngine((template, context) ->
+                TESTKIT_TABLE.matcher(rendering.render(template, context)).replaceAll(messageTable));
     }
 
     Path file() {
         return file;
+    }
+
+    /** {@return the names of the tables of the inboxes {@link #builder()} builds} */
+    InboxTables tables() {
+        return tables;
     }
 
     @Override
@@ -38,7 +65,7 @@ final class SqliteFixture implements InboxFixture {
     @Override
     public InboxBuilder<SqliteInbox> builder() {
         // A Jdbi of its own: building again opens the file anew, as a restarted process would.
-        return SqliteInbox.builder(file).commitMode(commitMode);
+        return SqliteInbox.builder(file).commitMode(commitMode).tables(tables);
     }
 
     @Override
@@ -58,9 +85,9 @@ final class SqliteFixture implements InboxFixture {
     public void insertReceivedRows(String inbox, String prefix, int count, Instant receivedAt) {
         jdbi.useHandle(handle -> handle.execute("""
                 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
-                INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                INSERT INTO %s (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                            fingerprint, content, received_at)
-                SELECT ?, ? || i, 1, 'inbox.int64', 1, ?, NULL, ? FROM n""",
+                SELECT ?, ? || i, 1, 'inbox.int64', 1, ?, NULL, ? FROM n""".formatted(tables.messageTable()),
                 count, inbox, prefix, new byte[32], receivedAt.toEpochMilli()));
     }
 

@@ -6,7 +6,10 @@ import dev.idempotent.inbox.testkit.ValidatingFixture;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The whole inbox contract on a file whose schema Flyway made, with inboxes that only validate it. */
+/**
+ * The whole inbox contract on a file whose tables Flyway made from the prefixed location, with the
+ * fixture's prefix as placeholder, and with inboxes that only validate them.
+ */
 class SqliteFlywayContractTest extends InboxContract {
 
     @TempDir
@@ -15,7 +18,7 @@ class SqliteFlywayContractTest extends InboxContract {
     @Override
     protected InboxFixture openFixture() {
         SqliteFixture fixture = new SqliteFixture(directory);
-        Migrations.flyway(fixture.file());
+        Migrations.flywayPrefixed(fixture.file(), SqliteFixture.PREFIX);
         return new ValidatingFixture(fixture);
     }
 }

@@ -35,6 +35,6 @@ class SqliteGroupCommitBehaviourTest extends GroupCommitContract {
         config.enforceForeignKeys(true);
         SQLiteDataSource dataSource = new SQLiteDataSource(config);
         dataSource.setUrl("jdbc:sqlite:" + sqlite.file().toAbsolutePath());
-        return Optional.of(SqliteInbox.builder(Jdbi.create(dataSource)));
+        return Optional.of(SqliteInbox.builder(Jdbi.create(dataSource)).tables(sqlite.tables()));
     }
 }

@@ -12,6 +12,7 @@ import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InboxStorageException.Kind;
 import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -111,10 +112,10 @@ class SqliteInboxTest {
     void schemaIsCreatedOnFirstUseWithItsVersion() {
         SqliteInbox.builder(file()).build().close();
 
-        int version = SqliteInbox.jdbi(file()).withHandle(handle -> handle
-                .createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
-                .mapTo(Integer.class).one());
-        assertEquals(SqliteStore.SCHEMA_VERSION, version);
+        String level = SqliteInbox.jdbi(file()).withHandle(handle -> handle
+                .createQuery("SELECT version || '.' || revision FROM inbox_schema WHERE component = 'inbox'")
+                .mapTo(String.class).one());
+        assertEquals(SchemaMigrations.known(SchemaMigrations.INBOX).toString(), level);
         assertEquals(0, rows(file()));
     }
 

@@ -22,7 +22,9 @@ class SqliteStoreContractTest extends StoreContract {
 
     @Override
     protected InboxStore<Handle> openStore(Duration busyTimeout) {
-        return new SqliteStore(fixture.jdbi(), busyTimeout, SchemaMode.CREATE);
+        // A Jdbi of its own: the fixture's renders the testkit's table name, the store's must not.
+        SqliteFixture sqlite = (SqliteFixture) fixture;
+        return new SqliteStore(SqliteInbox.jdbi(sqlite.file()), busyTimeout, SchemaMode.CREATE, sqlite.tables());
     }
 
     @Override
