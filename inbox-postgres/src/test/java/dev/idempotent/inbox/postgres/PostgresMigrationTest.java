@@ -25,7 +25,7 @@ class PostgresMigrationTest {
     private final List<PostgresFixture> fixtures = new ArrayList<>();
 
     private PostgresFixture fixture() {
-        PostgresFixture fixture = new PostgresFixture();
+        PostgresFixture fixture = PostgresFixture.withDefaultNames();
         fixtures.add(fixture);
         return fixture;
     }
