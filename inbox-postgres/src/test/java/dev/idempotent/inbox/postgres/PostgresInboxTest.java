@@ -455,7 +455,7 @@ class PostgresInboxTest {
     @Test
     void newerSchemaVersionIsRefused() {
         open().close();
-        fixture.jdbi().useHandle(handle -> handle.execute("UPDATE inbox_schema SET version = 2 WHERE component = 'inbox'"));
+        fixture.jdbi().useHandle(handle -> handle.execute("UPDATE inbox_schema SET version = 2, revision = 0 WHERE component = 'inbox'"));
 
         InboxStorageException refused = assertThrows(InboxStorageException.class, () -> fixture.builder().build());
 
