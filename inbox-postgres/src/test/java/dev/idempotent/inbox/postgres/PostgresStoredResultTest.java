@@ -3,9 +3,11 @@ package dev.idempotent.inbox.postgres;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EffectBrokeTransactionException;
 import dev.idempotent.inbox.ContentType;
 import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
@@ -18,6 +20,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.Random;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.JdbiException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -169,5 +172,43 @@ class PostgresStoredResultTest {
         assertTrue(store.find(INBOX, "order-1").isEmpty());
         assertNull(fixture.jdbi().withHandle(handle -> handle.createQuery("SELECT max(length(result)) FROM "
                 + fixture.tables().messageTable()).mapTo(Integer.class).one()), "no result is left in the table");
+    }
+
+    /** What an effect does that catches a failed statement and goes on. */
+    private static void failAndGoOn(Handle handle) {
+        assertThrows(JdbiException.class, () -> handle.execute("SELECT * FROM no_such_table"));
+    }
+
+    @Test
+    void aResultAfterAnEffectThatLeftTheTransactionAbortedIsRefusedAndNothingIsRecorded() {
+        StoreTransaction<Handle> tx = store.begin();
+        try {
+            tx.claim(INBOX, "order-1", fingerprint("order-1"), Content.of(7), RECEIVED);
+            failAndGoOn(tx.handle());
+            EncodedResult result = new EncodedResult("orders.Confirmation", 1, new byte[] {1});
+            assertThrows(EffectBrokeTransactionException.class, () -> tx.storeResult(INBOX, "order-1", result));
+        } finally {
+            tx.rollback();
+        }
+
+        assertTrue(store.find(INBOX, "order-1").isEmpty());
+    }
+
+    @Test
+    void aJoinedResultAfterAnEffectThatLeftTheTransactionAbortedIsRefusedAndTheCallerGoesOn() {
+        try (Handle caller = fixture.jdbi().open()) {
+            caller.begin();
+            StoreTransaction<Handle> tx = store.join(caller);
+            tx.savepoint();
+            tx.claim(INBOX, "order-1", fingerprint("order-1"), Content.of(7), RECEIVED);
+            failAndGoOn(tx.handle());
+            EncodedResult result = new EncodedResult("orders.Confirmation", 1, new byte[] {1});
+            assertThrows(EffectBrokeTransactionException.class, () -> tx.storeResult(INBOX, "order-1", result));
+            tx.rollbackToSavepoint();
+            assertEquals(1, caller.createQuery("SELECT 1").mapTo(Integer.class).one(), "the caller's transaction is usable");
+            caller.commit();
+        }
+
+        assertTrue(store.find(INBOX, "order-1").isEmpty());
     }
 }
