@@ -15,7 +15,7 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <p>Give it the {@link Jdbi} your business tables live in, over your {@code DataSource} (pooled or
  * not). Each {@link #apply} takes a connection of its own from it, begins a
- * {@code READ COMMITTED} transaction, claims the id in table {@code inbox_message} with one
+ * {@code READ COMMITTED} transaction, claims the id in table {@code inbox_message} (by default) with one
  * {@code INSERT ... ON CONFLICT DO NOTHING}, runs the effect with the transaction's {@link Handle}
  * only if the id is new, commits the effect's writes and the inbox row together, and gives the
  * connection back.
@@ -51,17 +51,25 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <h2>Schema</h2>
  *
- * <p>The inbox works in the first schema of the connection's {@code search_path}. On first use it
- * creates tables {@code inbox_schema}, {@code inbox_message} and {@code inbox_horizon} there, in one
- * transaction, from the script {@code dev/idempotent/inbox/postgres/flyway/V0_1__inbox_schema.sql}
- * in this jar. The same file is a Flyway migration (location
- * {@code classpath:dev/idempotent/inbox/postgres/flyway}) and the body of the Liquibase changelog
- * {@code dev/idempotent/inbox/postgres/liquibase/inbox-changelog.xml}, for teams that manage their
- * own migrations; an inbox that finds its schema in place runs no DDL, and one built with
- * {@link dev.idempotent.inbox.SchemaMode#VALIDATE} never does: it fails with
- * {@link dev.idempotent.inbox.InboxStorageException.Kind#SCHEMA_MISSING} if the tables or the
- * version row are missing. A database whose schema a newer version of the library wrote is refused
- * with {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}.
+ * <p>The inbox's tables are {@code inbox_schema}, {@code inbox_message} and {@code inbox_horizon}
+ * (and inbox-kafka's {@code inbox_kafka_offset}), or with the prefix of
+ * {@link InboxBuilder#tables}, in the schema given there, or else in the first schema of the
+ * connection's {@code search_path}. Every statement names them qualified with the schema given, so
+ * the {@code search_path} then does not matter. Under {@link dev.idempotent.inbox.SchemaMode#CREATE}
+ * (the default) the inbox runs, in one transaction, the schema steps the tables lack (all of them
+ * on first use), from the templates under {@code dev/idempotent/inbox/postgres/flyway-prefixed} in
+ * this jar with the prefix filled in; over tables at the level it knows it runs no DDL. The same
+ * steps are Flyway migrations: location {@code classpath:dev/idempotent/inbox/postgres/flyway} for
+ * the default names, or {@code classpath:dev/idempotent/inbox/postgres/flyway-prefixed} with
+ * placeholder {@code inbox_table_prefix}; and Liquibase changelogs
+ * {@code dev/idempotent/inbox/postgres/liquibase/inbox-changelog.xml} and
+ * {@code inbox-changelog-prefixed.xml} (parameter {@code inbox_table_prefix}). An inbox built with
+ * {@link dev.idempotent.inbox.SchemaMode#VALIDATE} never runs DDL: it fails with
+ * {@link dev.idempotent.inbox.InboxStorageException.Kind#SCHEMA_MISSING}, naming the migrations to
+ * run, if the tables are missing or behind. Tables of a newer schema version, which a release of the
+ * library this one cannot work with wrote, are refused with
+ * {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}; a newer revision of the
+ * version it knows (an additive change) is accepted.
  *
  * <h2>Failures</h2>
  *
@@ -88,7 +96,8 @@ import org.jdbi.v3.core.Jdbi;
 public final class PostgresInbox extends JdbiInbox {
 
     private PostgresInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new PostgresStore(jdbi, settings.busyTimeout(), settings.schemaMode())), jdbi,
+        super(InboxEngine.open(settings, new PostgresStore(jdbi, settings.busyTimeout(), settings.schemaMode(),
+                settings.tables())), jdbi,
                 settings);
     }
 

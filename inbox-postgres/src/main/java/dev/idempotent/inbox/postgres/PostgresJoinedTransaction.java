@@ -2,6 +2,7 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
@@ -38,26 +39,18 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
     private static final String RESTORE_LOCK_TIMEOUT =
             "SELECT set_config('lock_timeout', current_setting('" + SAVED_LOCK_TIMEOUT + "'), true)";
 
-    // Under REPEATABLE READ or SERIALIZABLE the caller's snapshot may be older than a purge that
-    // raised the horizon, and a plain read would answer the old horizon. An insert of the horizon
-    // row that does nothing on conflict meets the latest row: if a transaction the snapshot does not
-    // see wrote it, PostgreSQL refuses with a serialization failure (retryable); otherwise the
-    // snapshot's row is the latest. The insert is undone in a savepoint of its own, so no row is
-    // ever left. Under READ COMMITTED it changes nothing, and the read sees the latest commit.
-    private static final String HORIZON_PROBE = "SAVEPOINT inbox_horizon;"
-            + " INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?) ON CONFLICT (inbox) DO NOTHING;"
-            + " ROLLBACK TO SAVEPOINT inbox_horizon; RELEASE SAVEPOINT inbox_horizon;"
-            + " SELECT horizon AS t FROM inbox_horizon WHERE inbox = ?";
-
     // pgjdbc's own connection under the pool's wrapper, for the transaction state it tracks; null
     // for another driver, whose state a statement must ask for.
     private final BaseConnection driver;
+    private final PostgresStatements statements;
     private final String lockTimeout;
     private String unsentSavepoint;
 
-    private PostgresJoinedTransaction(Handle handle, BaseConnection driver, String lockTimeout) {
+    private PostgresJoinedTransaction(
+            Handle handle, BaseConnection driver, PostgresStatements statements, String lockTimeout) {
         super(handle);
         this.driver = driver;
+        this.statements = statements;
         this.lockTimeout = lockTimeout;
     }
 
@@ -65,7 +58,7 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
      * The caller's open transaction on {@code callerHandle}, for one joined call, whose claim waits
      * at most {@code lockTimeout}.
      */
-    static PostgresJoinedTransaction join(Handle callerHandle, String lockTimeout) {
+    static PostgresJoinedTransaction join(Handle callerHandle, PostgresStatements statements, String lockTimeout) {
         Connection connection = callerHandle.getConnection();
         BaseConnection driver;
         try {
@@ -78,7 +71,7 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
             throw new InboxException("the caller's transaction is aborted (one of its statements failed), so"
                     + " nothing more can happen in it; roll it back (or back to a savepoint of yours) first");
         }
-        return new PostgresJoinedTransaction(callerHandle, driver, lockTimeout);
+        return new PostgresJoinedTransaction(callerHandle, driver, statements, lockTimeout);
     }
 
     @Override
@@ -177,11 +170,12 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
             for (int round = 0; round < 2; round++) {
                 String sql = first("SELECT set_config('" + SAVED_LOCK_TIMEOUT + "', current_setting('lock_timeout'),"
                         + " true), set_config('lock_timeout', '" + lockTimeout + "', true); "
-                        + PostgresStatements.CLAIM + "; " + RESTORE_LOCK_TIMEOUT);
+                        + statements.claim + "; " + RESTORE_LOCK_TIMEOUT);
                 if (PostgresStatements.sendClaim(connection, sql, inbox, id, fingerprint, content, receivedAt)) {
                     return Optional.empty();
                 }
-                Optional<InboxRecord> stored = InboxRows.find(connection, inbox, id, PostgresStore.TIME);
+                Optional<InboxRecord> stored =
+                        InboxRows.find(connection, statements.tables(), inbox, id, PostgresStore.TIME);
                 if (stored.isPresent()) {
                     return stored;
                 }
@@ -193,9 +187,31 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
         }
     }
 
+    /**
+     * Stores the result in the caller's transaction, inside the call's savepoint. A transaction the
+     * effect ended or left aborted is refused first, so the result never lands in a transaction of
+     * its own; the release of the savepoint that follows the failure says the rest.
+     */
+    @Override
+    public void storeResult(String inbox, String id, EncodedResult result) {
+        try {
+            if (transactionEnded()) {
+                throw new EffectBrokeTransactionException("the caller's transaction ended while the effect ran (the"
+                        + " effect committed or rolled it back, or the database rolled it back for an error the effect"
+                        + " caught), so the result of id '" + id + "' has no transaction to be stored in. An effect"
+                        + " must not end the transaction it runs in", effectFailures.last());
+            }
+            checkNotAborted();
+            flush();
+            statements.storeResult(connection, inbox, id, result);
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, "storing the result", connection);
+        }
+    }
+
     @Override
     public Optional<Instant> horizon(String inbox) {
-        try (PreparedStatement read = connection.prepareStatement(first(HORIZON_PROBE))) {
+        try (PreparedStatement read = connection.prepareStatement(first(statements.horizonProbe))) {
             read.setString(1, inbox);
             PostgresStore.TIME.bind(read, 2, Instant.EPOCH);
             read.setString(3, inbox);

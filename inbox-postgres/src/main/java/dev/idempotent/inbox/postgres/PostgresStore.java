@@ -2,17 +2,22 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
+import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -24,17 +29,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every transaction takes a connection of its own from the user's {@link Jdbi} and gives it
  * back when it ends, so the pool (if any) decides how many calls run at once. Calls on one id are
- * serialised by PostgreSQL itself, on the primary key of {@code inbox_message}; calls on different
- * ids run in parallel.
+ * serialised by PostgreSQL itself, on the primary key of the table of records ({@code inbox_message}
+ * by default); calls on different ids run in parallel. Every statement names its tables through
+ * the inbox's {@link InboxTables}, qualified with the schema when one is given, so none depends on
+ * the connection's {@code search_path} except, without a schema, for where the tables are.
  */
 final class PostgresStore extends JdbcInboxStore<Handle> {
 
-    static final int SCHEMA_VERSION = 1;
-    static final String SCHEMA_RESOURCE = InboxRows.SCHEMA_SCRIPT;
-
-    /** Where the schema is for migration tools, for messages. */
-    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/postgres/flyway, or the"
-            + " Liquibase changelog dev/idempotent/inbox/postgres/liquibase/inbox-changelog.xml";
+    /** Where the migrations are for migration tools, for messages. */
+    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/postgres/flyway for the default"
+            + " names, or classpath:dev/idempotent/inbox/postgres/flyway-prefixed with placeholder "
+            + SchemaMigrations.PLACEHOLDER + " set to the table prefix; or the Liquibase changelog"
+            + " dev/idempotent/inbox/postgres/liquibase/inbox-changelog.xml for the default names, or"
+            + " dev/idempotent/inbox/postgres/liquibase/inbox-changelog-prefixed.xml with parameter "
+            + SchemaMigrations.PLACEHOLDER;
 
     static final Logger log = LoggerFactory.getLogger(PostgresStore.class);
 
@@ -42,21 +50,23 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
 
     // Serialises first use among processes that start together on an empty schema: concurrent
     // CREATE TABLE IF NOT EXISTS of one table can fail on the catalog's unique index. The second
-    // key is the schema, so first uses in different schemas do not wait for each other.
+    // key is the schema and the prefix, so first uses of other tables do not wait for each other.
     private static final int SCHEMA_LOCK_CLASS = 0x1b0c5e1;
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
+    private final PostgresStatements statements;
     private final PostgresTransaction.Begin readWrite;
     private final PostgresTransaction.Begin readOnly;
 
-    PostgresStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
-        super(TIME);
+    PostgresStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode, InboxTables tables) {
+        super(TIME, tables);
         // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
         this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = busyTimeout;
-        this.readWrite = PostgresTransaction.Begin.of(begin(busyTimeout, false));
-        this.readOnly = PostgresTransaction.Begin.of(begin(busyTimeout, true));
+        this.statements = new PostgresStatements(tables);
+        this.readWrite = PostgresTransaction.Begin.of(begin(busyTimeout, false), statements);
+        this.readOnly = PostgresTransaction.Begin.of(begin(busyTimeout, true), statements);
         if (schemaMode == SchemaMode.NONE) {
             return;
         }
@@ -97,7 +107,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
             throw failure;
         }
         try {
-            return PostgresTransaction.own(handle, readWrite, readOnly);
+            return PostgresTransaction.own(handle, statements, readWrite, readOnly);
         } catch (RuntimeException e) {
             discard(handle, e);
             throw e;
@@ -111,7 +121,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
      */
     @Override
     public StoreTransaction<Handle> join(Handle callerHandle) {
-        return PostgresJoinedTransaction.join(callerHandle, lockTimeout(busyTimeout));
+        return PostgresJoinedTransaction.join(callerHandle, statements, lockTimeout(busyTimeout));
     }
 
     /**
@@ -186,12 +196,20 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
         }
     }
 
+    /**
+     * Schema mode CREATE: runs the steps the tables lack, and nothing when they lack none. Tables
+     * of a newer, incompatible version are refused before anything. The steps run in one
+     * transaction under a lock per schema and prefix, in the inbox's schema (a {@code SET LOCAL
+     * search_path}, which ends with the transaction, so a pooled connection goes back as it came),
+     * and the recorded levels are read again under the lock: another process may have run them.
+     */
     private void createSchema(Handle handle) {
+        InboxTables tables = tables();
         try {
-            Integer found = readVersion(handle);
-            if (found != null) {
-                // A schema a migration tool created, or an earlier first use: no DDL, no lock.
-                InboxRows.refuseNewerSchema(found, SCHEMA_VERSION);
+            Map<String, SchemaMigrations.Recorded> recorded = recorded(handle);
+            SchemaMigrations.refuseIncompatible(recorded, tables);
+            if (SchemaMigrations.pending(recorded).isEmpty()) {
+                // Tables a migration tool made, or an earlier first use: no DDL, no lock.
                 return;
             }
             handle.begin();
@@ -199,20 +217,38 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                     .bind("timeout", lockTimeout(busyTimeout))
                     .mapTo(String.class)
                     .one();
-            handle.createQuery("SELECT pg_advisory_xact_lock(:lockClass, hashtext(coalesce(current_schema(), '')))")
-                    .bind("lockClass", SCHEMA_LOCK_CLASS)
-                    .mapTo(String.class)
-                    .one();
-            if (handle.createQuery("SELECT current_schema() IS NULL").mapTo(Boolean.class).one()) {
+            String schema = tables.schema().orElse(null);
+            if (schema != null) {
+                boolean exists = handle.createQuery("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = :schema")
+                        .bind("schema", schema)
+                        .mapTo(Integer.class)
+                        .one() > 0;
+                if (!exists) {
+                    throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING, "schema " + schema
+                            + " does not exist, so the inbox has nowhere to create its " + tables.describe()
+                            + "; create it (CREATE SCHEMA " + schema + ") or name an existing one", null);
+                }
+                // Identifiers from InboxTables are plain, checked identifiers; nothing else is written in.
+                handle.execute("SET LOCAL search_path TO " + schema);
+            } else if (handle.createQuery("SELECT current_schema() IS NULL").mapTo(Boolean.class).one()) {
                 throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the connection's search_path"
                         + " names no existing schema, so the inbox has nowhere to create its tables", null);
             }
-            handle.createScript(schemaScript()).execute();
-            handle.createScript(InboxRows.script(PostgresStore.class, InboxRows.KAFKA_OFFSET_SCRIPT)).execute();
-            Integer version = readVersion(handle);
-            InboxRows.refuseNewerSchema(version == null ? SCHEMA_VERSION : version, SCHEMA_VERSION);
+            handle.createQuery("SELECT pg_advisory_xact_lock(:lockClass, hashtext(current_schema() || '.' || :prefix))")
+                    .bind("lockClass", SCHEMA_LOCK_CLASS)
+                    .bind("prefix", tables.prefix())
+                    .mapTo(String.class)
+                    .one();
+            recorded = recorded(handle);
+            SchemaMigrations.refuseIncompatible(recorded, tables);
+            List<SchemaMigrations.Step> pending = SchemaMigrations.pending(recorded);
+            for (SchemaMigrations.Step step : pending) {
+                handle.createScript(SchemaMigrations.script(PostgresStore.class, step, tables)).execute();
+            }
             handle.commit();
-            log.debug("inbox schema version {} is in place", version);
+            if (!pending.isEmpty()) {
+                log.debug("ran schema steps {} on the {}", pending, tables.describe());
+            }
         } catch (RuntimeException e) {
             RuntimeException failure = e instanceof JdbiException jdbiFailure
                     ? PostgresErrors.translate(jdbiFailure, "creating the inbox schema") : e;
@@ -227,41 +263,45 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
         }
     }
 
-    private static void validateSchema(Handle handle) {
+    /**
+     * Schema mode VALIDATE: the tables are at the level this release knows or a newer revision of
+     * its version, and every table the inbox writes is there. Runs no DDL and takes no lock.
+     */
+    private void validateSchema(Handle handle) {
+        InboxTables tables = tables();
         try {
-            String schema = handle.createQuery("SELECT coalesce(current_schema(), '(none)')").mapTo(String.class).one();
-            InboxRows.validateSchema(readVersion(handle), SCHEMA_VERSION, table -> tableExists(handle, table),
-                    "schema " + schema, MIGRATION);
+            String where = "schema " + tables.schema().orElseGet(() ->
+                    handle.createQuery("SELECT coalesce(current_schema(), '(none)')").mapTo(String.class).one());
+            SchemaMigrations.validate(recorded(handle), tables, where, MIGRATION);
+            List<String> missing = List.of(tables.messageTable(), tables.horizonTable()).stream()
+                    .filter(table -> !exists(handle, table))
+                    .collect(Collectors.toList());
+            if (!missing.isEmpty()) {
+                throw new InboxStorageException(InboxStorageException.Kind.SCHEMA_MISSING, "table "
+                        + String.join(" and ", missing) + " is missing in " + where + ", though "
+                        + tables.schemaTable() + " records the inbox's schema; restore it from the migrations ("
+                        + MIGRATION + "), or build the inbox with schema mode CREATE on an empty schema", null);
+            }
         } catch (JdbiException e) {
             throw PostgresErrors.translate(e, "checking the inbox schema");
         }
     }
 
-    /** Whether {@code table} exists in the first schema of the search path, where the inbox works. */
-    private static boolean tableExists(Handle handle, String table) {
-        return handle.createQuery("SELECT count(*) FROM pg_catalog.pg_tables"
-                        + " WHERE schemaname = current_schema() AND tablename = :table")
-                .bind("table", table)
-                .mapTo(Integer.class)
-                .one() > 0;
+    /** Whether {@code table}, as statements name it, exists where they would find it. */
+    private static boolean exists(Handle handle, String table) {
+        return handle.createQuery("SELECT to_regclass(:table) IS NOT NULL").bind("table", table).mapTo(Boolean.class).one();
     }
 
-    /** The recorded schema version, or {@code null} when the schema has no inbox tables yet. */
-    private static Integer readVersion(Handle handle) {
+    /** What {@code <prefix>schema} records, or nothing when the table is not there yet. */
+    private Map<String, SchemaMigrations.Recorded> recorded(Handle handle) {
         // Two statements: a query naming a missing table fails even where it would not read it.
-        boolean exists = handle.createQuery("SELECT to_regclass('inbox_schema') IS NOT NULL").mapTo(Boolean.class).one();
-        if (!exists) {
-            return null;
+        if (!exists(handle, tables().schemaTable())) {
+            return Map.of();
         }
-        return handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
-                .mapTo(Integer.class)
-                .findOne()
-                .orElse(null);
-    }
-
-
-    /** The text of the schema script shipped in this jar. */
-    static String schemaScript() {
-        return InboxRows.script(PostgresStore.class, SCHEMA_RESOURCE);
+        try {
+            return SchemaMigrations.read(handle.getConnection(), tables());
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, "reading the inbox's schema versions");
+        }
     }
 }

@@ -2,6 +2,7 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStorageException;
@@ -48,6 +49,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     private final Handle handle;
     private final Connection connection;
+    private final PostgresStatements statements;
     // pgjdbc's own connection under the pool's wrapper, for the transaction state it tracks; null
     // for another driver, whose state a statement must ask for.
     private final BaseConnection driver;
@@ -69,9 +71,9 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     /** How the inbox's own transactions begin, as sent, made once per store. */
     record Begin(String statements, String thenClaim) {
-        /** {@return {@code statements}, and the claim with them in front of it} */
-        static Begin of(String statements) {
-            return new Begin(statements, statements + "; " + PostgresStatements.CLAIM);
+        /** {@return {@code statements}, and the store's claim with them in front of it} */
+        static Begin of(String statements, PostgresStatements store) {
+            return new Begin(statements, statements + "; " + store.claim);
         }
     }
 
@@ -83,7 +85,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
      * @param readOnly how it begins where the driver would begin it read-only: on a connection set
      *     read-only, unless pgjdbc's {@code readOnlyMode} is {@code ignore}
      */
-    static PostgresTransaction own(Handle handle, Begin readWrite, Begin readOnly) {
+    static PostgresTransaction own(Handle handle, PostgresStatements statements, Begin readWrite, Begin readOnly) {
         Connection connection = handle.getConnection();
         BaseConnection driver = driver(connection, "opening a connection");
         boolean hintReadOnly;
@@ -92,12 +94,13 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "opening a connection", connection);
         }
-        return new PostgresTransaction(handle, driver, hintReadOnly ? readOnly : readWrite);
+        return new PostgresTransaction(handle, statements, driver, hintReadOnly ? readOnly : readWrite);
     }
 
-    private PostgresTransaction(Handle handle, BaseConnection driver, Begin begin) {
+    private PostgresTransaction(Handle handle, PostgresStatements statements, BaseConnection driver, Begin begin) {
         this.handle = handle;
         this.connection = handle.getConnection();
+        this.statements = statements;
         this.driver = driver;
         this.unsent = new StringBuilder(begin.statements());
         this.beginThenClaim = begin.thenClaim();
@@ -269,7 +272,8 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
                 if (insert(inbox, id, fingerprint, content, receivedAt)) {
                     return Optional.empty();
                 }
-                Optional<InboxRecord> stored = InboxRows.find(connection, inbox, id, PostgresStore.TIME);
+                Optional<InboxRecord> stored =
+                        InboxRows.find(connection, statements.tables(), inbox, id, PostgresStore.TIME);
                 if (stored.isPresent()) {
                     return stored;
                 }
@@ -284,7 +288,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     /** Whether the claim inserted the row; false when a row of this id was there. */
     private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
             throws SQLException {
-        String sql = onlyBeginUnsent ? takeBeginThenClaim() : first(PostgresStatements.CLAIM);
+        String sql = onlyBeginUnsent ? takeBeginThenClaim() : first(statements.claim);
         boolean inserted;
         try {
             inserted = PostgresStatements.sendClaim(connection, sql, inbox, id, fingerprint, content, receivedAt);
@@ -307,9 +311,28 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     public Optional<Instant> horizon(String inbox) {
         try {
             flush();
-            return InboxRows.horizon(connection, inbox, PostgresStore.TIME);
+            return InboxRows.horizon(connection, statements.tables(), inbox, PostgresStore.TIME);
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "reading the horizon");
+        }
+    }
+
+    /**
+     * Stores the result once the effect returned, as {@link #releaseSavepoint()} would check it:
+     * an effect that ended the transaction or left it aborted is refused before the statement, so
+     * the result never lands in a transaction of its own.
+     */
+    @Override
+    public void storeResult(String inbox, String id, EncodedResult result) {
+        if (effectGuard != null) {
+            checkEffectKeptTransaction();
+        }
+        checkNotAborted();
+        flush();
+        try {
+            statements.storeResult(connection, inbox, id, result);
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, "storing the result", connection);
         }
     }
 
@@ -368,13 +391,13 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     @Override
     public void raiseHorizon(String inbox, Instant cutoff) {
         flush();
-        PostgresStatements.raiseHorizon(handle, inbox, cutoff);
+        statements.raiseHorizon(handle, inbox, cutoff);
     }
 
     @Override
     public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
         flush();
-        return PostgresStatements.deleteOldest(handle, inbox, cutoff, after, limit);
+        return statements.deleteOldest(handle, inbox, cutoff, after, limit);
     }
 
     @Override

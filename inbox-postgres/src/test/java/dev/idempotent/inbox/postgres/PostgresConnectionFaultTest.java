@@ -94,7 +94,7 @@ class PostgresConnectionFaultTest {
 
     @BeforeEach
     void open() throws Exception {
-        fixture = new PostgresFixture();
+        fixture = PostgresFixture.withDefaultNames();
         stock = Stock.create(fixture.jdbi(), "warehouse");
         relay = new FaultRelay(PostgresFixture.HOST, PostgresFixture.PORT);
     }

@@ -2,6 +2,7 @@ package dev.idempotent.inbox.postgres;
 
 import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.security.SecureRandom;
 import java.time.Instant;
@@ -18,8 +19,20 @@ import org.postgresql.ds.PGSimpleDataSource;
  * schema as its {@code search_path}. The server is 127.0.0.1:5432, database {@code test}, user
  * {@code postgres} with trust authentication, unless {@code INBOX_PG_HOST}, {@code INBOX_PG_PORT},
  * {@code INBOX_PG_DATABASE} or {@code INBOX_PG_USER} say otherwise.
+ *
+ * <p>By default the inboxes of {@link #builder()} keep their tables under prefix {@value #PREFIX}
+ * in a schema of their own ({@link #tables()}), which no connection's {@code search_path} names,
+ * so every suite run on this fixture proves that every statement of the inbox names its tables
+ * qualified; the tables are created (or migrated) when the fixture opens. The testkit's suites
+ * count records by the default name {@code inbox_message}: a read-only view of that name over the
+ * renamed table, in a third schema at the end of {@link #jdbi()}'s {@code search_path}, answers
+ * them, and refuses the writes a store that wrote the default name would send. {@link
+ * #withDefaultNames()} keeps the default names in the fixture's schema.
  */
 final class PostgresFixture implements InboxFixture {
+
+    /** The prefix of the tables of a fixture on renamed tables. */
+    static final String PREFIX = "it_";
 
     static final String HOST = environment("INBOX_PG_HOST", "127.0.0.1");
     static final int PORT = Integer.parseInt(environment("INBOX_PG_PORT", "5432"));
@@ -28,9 +41,22 @@ final class PostgresFixture implements InboxFixture {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
+    /** How a fixture's tables come about. */
+    enum Tables {
+        /** Prefix {@value #PREFIX} in a schema of their own, made by an inbox of schema mode CREATE. */
+        RENAMED,
+        /** As {@link #RENAMED}, made by Flyway from the templates' location. */
+        RENAMED_BY_FLYWAY,
+        /** The default names in the fixture's schema, made by the first inbox built. */
+        DEFAULT
+    }
+
     private final String schema;
+    private final InboxTables tables;
+    private final String mirror;
     private final Jdbi admin;
     private final Jdbi jdbi;
+    private final Jdbi inboxJdbi;
     private final boolean groupCommit;
 
     PostgresFixture() {
@@ -39,13 +65,54 @@ final class PostgresFixture implements InboxFixture {
 
     /** With {@code groupCommit}, {@link #builder()} builds group-committing inboxes. */
     PostgresFixture(boolean groupCommit) {
+        this(groupCommit, Tables.RENAMED);
+    }
+
+    PostgresFixture(boolean groupCommit, Tables kind) {
         this.groupCommit = groupCommit;
         byte[] suffix = new byte[6];
         RANDOM.nextBytes(suffix);
         this.schema = "inbox_test_" + HexFormat.of().formatHex(suffix);
         this.admin = Jdbi.create(dataSource(PORT, null));
         admin.useHandle(handle -> handle.execute("CREATE SCHEMA " + schema));
+        if (kind == Tables.DEFAULT) {
+            this.tables = InboxTables.defaults();
+            this.mirror = null;
+            this.jdbi = jdbi("");
+            this.inboxJdbi = jdbi;
+            return;
+        }
+        this.tables = InboxTables.prefix(PREFIX).inSchema(schema + "_tables");
+        this.mirror = schema + "_mirror";
+        admin.useHandle(handle -> {
+            handle.execute("CREATE SCHEMA " + tables.schema().orElseThrow());
+            handle.execute("CREATE SCHEMA " + mirror);
+        });
         this.jdbi = jdbi("");
+        this.inboxJdbi = Jdbi.create(dataSource(PORT, "-c search_path=" + schema));
+        if (kind == Tables.RENAMED_BY_FLYWAY) {
+            Migrations.flywayPrefixed(this, tables.schema().orElseThrow(), PREFIX);
+        } else {
+            PostgresInbox.builder(inboxJdbi).tables(tables).build().close();
+        }
+        // UNION ALL makes the view read-only: a store's INSERT into inbox_message fails on it.
+        admin.useHandle(handle -> handle.execute("CREATE VIEW " + mirror + ".inbox_message AS SELECT * FROM "
+                + tables.messageTable() + " UNION ALL SELECT * FROM " + tables.messageTable() + " WHERE false"));
+    }
+
+    /** A fixture whose inboxes keep the default names, in the fixture's schema, created on first use. */
+    static PostgresFixture withDefaultNames() {
+        return new PostgresFixture(false, Tables.DEFAULT);
+    }
+
+    /** Where the inboxes of {@link #builder()} keep their tables. */
+    InboxTables tables() {
+        return tables;
+    }
+
+    /** The {@code search_path} of the fixture's connections, for a data source of a test's own. */
+    String searchPath() {
+        return mirror == null ? schema : schema + "," + mirror;
     }
 
     private static String environment(String name, String fallback) {
@@ -73,7 +140,7 @@ final class PostgresFixture implements InboxFixture {
 
     /** A new Jdbi over the fixture's schema that connects to {@code port} (a relay in front of the server). */
     Jdbi jdbiVia(int port, String options) {
-        return Jdbi.create(dataSource(port, "-c search_path=" + schema + " " + options));
+        return Jdbi.create(dataSource(port, "-c search_path=" + searchPath() + " " + options));
     }
 
     /** A data source for the test database at {@code port}, plain TCP so a proxy can read it. */
@@ -100,7 +167,8 @@ final class PostgresFixture implements InboxFixture {
 
     @Override
     public InboxBuilder<PostgresInbox> builder() {
-        return groupCommit ? PostgresInbox.builder(jdbi).commitMode(CommitMode.GROUP) : PostgresInbox.builder(jdbi);
+        InboxBuilder<PostgresInbox> builder = PostgresInbox.builder(inboxJdbi).tables(tables);
+        return groupCommit ? builder.commitMode(CommitMode.GROUP) : builder;
     }
 
     /** Another connection inserts the claim of {@code id} and keeps its transaction open. */
@@ -110,9 +178,10 @@ final class PostgresFixture implements InboxFixture {
         try {
             handle.begin();
             handle.execute("""
-                    INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                    INSERT INTO %s (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                                fingerprint, content, received_at)
-                    VALUES (?, ?, 1, 'held', 1, ?, NULL, now())""", inbox, id, new byte[32]);
+                    VALUES (?, ?, 1, 'held', 1, ?, NULL, now())""".formatted(tables.messageTable()), inbox, id,
+                    new byte[32]);
         } catch (RuntimeException e) {
             handle.close();
             throw e;
@@ -129,13 +198,14 @@ final class PostgresFixture implements InboxFixture {
     @Override
     public void insertReceivedRows(String inbox, String prefix, int count, Instant receivedAt) {
         jdbi.useHandle(handle -> handle.execute("""
-                INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+                INSERT INTO %s (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                            fingerprint, received_at)
-                SELECT ?, ? || n, 1, 'inbox.int64', 1, ?, ? FROM generate_series(0, ? - 1) AS n""",
+                SELECT ?, ? || n, 1, 'inbox.int64', 1, ?, ? FROM generate_series(0, ? - 1) AS n"""
+                        .formatted(tables.messageTable()),
                 inbox, prefix, new byte[32], OffsetDateTime.ofInstant(receivedAt, ZoneOffset.UTC), count));
         // Autovacuum analyzes a table long before it holds this many rows in production; right
         // after a bulk insert the planner would still think it nearly empty.
-        jdbi.useHandle(handle -> handle.execute("ANALYZE inbox_message"));
+        jdbi.useHandle(handle -> handle.execute("ANALYZE " + tables.messageTable()));
     }
 
     @Override
@@ -145,6 +215,7 @@ final class PostgresFixture implements InboxFixture {
 
     @Override
     public void close() {
-        admin.useHandle(handle -> handle.execute("DROP SCHEMA " + schema + " CASCADE"));
+        admin.useHandle(handle -> handle.execute("DROP SCHEMA " + schema
+                + (mirror == null ? "" : ", " + mirror + ", " + tables.schema().orElseThrow()) + " CASCADE"));
     }
 }

@@ -49,7 +49,7 @@ class PostgresJoinedTest {
 
     @BeforeEach
     void open() {
-        fixture = new PostgresFixture();
+        fixture = PostgresFixture.withDefaultNames();
         inbox = PostgresInbox.builder(fixture.jdbi()).name("joined").busyTimeout(Duration.ofSeconds(10)).build();
         stock = Stock.create(fixture.jdbi(), "joined");
     }

@@ -25,7 +25,7 @@ class PostgresMigrationTest {
     private final List<PostgresFixture> fixtures = new ArrayList<>();
 
     private PostgresFixture fixture() {
-        PostgresFixture fixture = new PostgresFixture();
+        PostgresFixture fixture = PostgresFixture.withDefaultNames();
         fixtures.add(fixture);
         return fixture;
     }
@@ -53,7 +53,8 @@ class PostgresMigrationTest {
                 "SELECT to_regclass('inbox_schema') IS NOT NULL").mapTo(Boolean.class).one());
         if (versioned) {
             description.addAll(fixture.jdbi().withHandle(handle -> handle.createQuery(
-                    "SELECT component || '=' || version FROM inbox_schema ORDER BY component").mapTo(String.class).list()));
+                    "SELECT component || '=' || version || '.' || revision || ' ' || coalesce(min_release, '-')"
+                            + " FROM inbox_schema ORDER BY component").mapTo(String.class).list()));
         }
         return description;
     }
@@ -67,12 +68,13 @@ class PostgresMigrationTest {
     @Test
     void flywayMigratedSchemaIsTheOneTheInboxCreatesAndPassesValidate() {
         PostgresFixture migrated = fixture();
-        assertEquals(2, Migrations.flyway(migrated), "0.1, the inbox's tables, and 0.2, the Kafka offsets'");
+        assertEquals(4, Migrations.flyway(migrated), "0.1, the inbox's tables, 0.2, the Kafka offsets', 0.3 and 0.4");
 
         List<String> schema = inboxSchema(migrated);
         assertEquals(createdByTheInbox(), schema);
         assertTrue(schema.contains("inbox_message.id text nullable=NO collation=C #2"), schema.toString());
-        assertTrue(schema.contains("inbox=1"), schema.toString());
+        assertTrue(schema.contains("inbox=1.2 0.1.0"), schema.toString());
+        assertTrue(schema.contains("inbox_message.result bytea nullable=YES collation=- #11"), schema.toString());
         try (PostgresInbox inbox = migrated.builder().schema(SchemaMode.VALIDATE).build()) {
             assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> 1));
             assertInstanceOf(Outcome.Duplicate.class, inbox.apply("snack-7", Content.of(7), tx -> 1));
@@ -113,9 +115,11 @@ class PostgresMigrationTest {
         InboxStorageException noVersion = assertThrows(InboxStorageException.class,
                 () -> partial.builder().schema(SchemaMode.VALIDATE).build());
         assertEquals(InboxStorageException.Kind.SCHEMA_MISSING, noVersion.kind());
-        assertTrue(noVersion.getMessage().contains("records no version"), noVersion.getMessage());
+        assertTrue(noVersion.getMessage().contains("V0_1__inbox_schema, V0_3__schema_revision, V0_4__stored_results"),
+                noVersion.getMessage());
 
-        partial.jdbi().useHandle(handle -> handle.execute("INSERT INTO inbox_schema VALUES ('inbox', 1)"));
+        partial.jdbi().useHandle(handle -> handle.execute(
+                "INSERT INTO inbox_schema (component, version, revision) VALUES ('inbox', 1, 2)"));
         partial.jdbi().useHandle(handle -> handle.execute("DROP TABLE inbox_horizon"));
         InboxStorageException noTable = assertThrows(InboxStorageException.class,
                 () -> partial.builder().schema(SchemaMode.VALIDATE).build());
@@ -130,8 +134,8 @@ class PostgresMigrationTest {
         int executed = Migrations.configure(fresh)
                 .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate().migrationsExecuted;
 
-        assertEquals(3, executed);
-        assertEquals(List.of("0.1", "0.2", "1"), fresh.jdbi().withHandle(handle -> handle.createQuery(
+        assertEquals(5, executed);
+        assertEquals(List.of("0.1", "0.2", "0.3", "0.4", "1"), fresh.jdbi().withHandle(handle -> handle.createQuery(
                 "SELECT version FROM flyway_schema_history ORDER BY installed_rank").mapTo(String.class).list()));
         fresh.builder().schema(SchemaMode.VALIDATE).build().close();
     }
@@ -144,13 +148,13 @@ class PostgresMigrationTest {
         FlywayException refused = assertThrows(FlywayException.class, () -> Migrations.configure(outOfOrder)
                 .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate());
         assertTrue(refused.getMessage().contains("0.1"), refused.getMessage());
-        assertEquals(2, Migrations.configure(outOfOrder).outOfOrder(true)
+        assertEquals(4, Migrations.configure(outOfOrder).outOfOrder(true)
                 .locations(Migrations.APPLICATION_LOCATION, Migrations.FLYWAY_LOCATION).load().migrate().migrationsExecuted);
         outOfOrder.builder().schema(SchemaMode.VALIDATE).build().close();
 
         PostgresFixture ownHistory = fixture();
         Migrations.configure(ownHistory).locations(Migrations.APPLICATION_LOCATION).load().migrate();
-        assertEquals(2, Migrations.configure(ownHistory).locations(Migrations.FLYWAY_LOCATION)
+        assertEquals(4, Migrations.configure(ownHistory).locations(Migrations.FLYWAY_LOCATION)
                 .table("inbox_flyway_history").baselineOnMigrate(true).baselineVersion("0")
                 .load().migrate().migrationsExecuted);
         ownHistory.builder().schema(SchemaMode.VALIDATE).build().close();

@@ -32,7 +32,7 @@ class PostgresPooledJoinedContractTest extends JoinedContract {
         Pooled(PostgresFixture database) {
             this.database = database;
             PGSimpleDataSource dataSource = PostgresFixture.dataSource(PostgresFixture.PORT,
-                    "-c search_path=" + database.schema());
+                    "-c search_path=" + database.searchPath());
             dataSource.setAutosave(AutoSave.ALWAYS);
             HikariConfig config = new HikariConfig();
             config.setDataSource(dataSource);
@@ -48,7 +48,7 @@ class PostgresPooledJoinedContractTest extends JoinedContract {
 
         @Override
         public InboxBuilder<PostgresInbox> builder() {
-            return PostgresInbox.builder(jdbi);
+            return PostgresInbox.builder(jdbi).tables(database.tables());
         }
 
         @Override

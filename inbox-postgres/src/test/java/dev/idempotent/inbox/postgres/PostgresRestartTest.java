@@ -59,7 +59,7 @@ class PostgresRestartTest {
 
     @BeforeEach
     void open() throws Exception {
-        fixture = new PostgresFixture();
+        fixture = PostgresFixture.withDefaultNames();
         relay = new FaultRelay(PostgresFixture.HOST, PostgresFixture.PORT);
         HikariConfig config = new HikariConfig();
         config.setDataSource(PostgresFixture.dataSource(relay.port(), "-c search_path=" + fixture.schema()));

@@ -15,9 +15,13 @@ class PostgresStoreContractTest extends StoreContract {
         return new PostgresFixture();
     }
 
+    private PostgresFixture postgres() {
+        return (PostgresFixture) fixture;
+    }
+
     @Override
     protected InboxStore<Handle> openStore(Duration busyTimeout) {
-        return new PostgresStore(fixture.jdbi(), busyTimeout, SchemaMode.CREATE);
+        return new PostgresStore(fixture.jdbi(), busyTimeout, SchemaMode.CREATE, postgres().tables());
     }
 
     @Override
