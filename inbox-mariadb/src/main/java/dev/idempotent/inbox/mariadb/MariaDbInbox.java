@@ -99,7 +99,7 @@ import org.jdbi.v3.core.Jdbi;
 public final class MariaDbInbox extends JdbiInbox {
 
     private MariaDbInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings.busyTimeout(), settings.schemaMode())), jdbi,
+        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings)), jdbi,
                 settings);
     }
 

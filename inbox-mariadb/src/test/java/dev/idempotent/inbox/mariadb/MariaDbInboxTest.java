@@ -72,7 +72,7 @@ class MariaDbInboxTest {
 
     @BeforeEach
     void openDatabase() {
-        fixture = new MariaDbFixture();
+        fixture = MariaDbFixture.defaultNames();
         stock = Stock.create(fixture.jdbi(), "warehouse");
     }
 
@@ -563,7 +563,7 @@ class MariaDbInboxTest {
         InboxStorageException refused = assertThrows(InboxStorageException.class, () -> fixture.builder().build());
 
         assertEquals(InboxStorageException.Kind.NEWER_SCHEMA, refused.kind());
-        assertTrue(refused.getMessage().contains("version 2"), refused.getMessage());
+        assertTrue(refused.getMessage().contains("schema 2.0"), refused.getMessage());
     }
 
     @Test
