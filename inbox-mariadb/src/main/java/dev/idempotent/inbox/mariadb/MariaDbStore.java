@@ -123,15 +123,43 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
         this.jdbi = EffectGuard.install(jdbi);
         this.busyTimeout = settings.busyTimeout();
         this.lockWaitTimeout = Long.toString(lockWaitSeconds(busyTimeout));
+        if (settings.schemaMode() == SchemaMode.CREATE) {
+            // A handle of its own: creating the tables may drop its connection (see inDatabase).
+            Handle handle = open("opening the database");
+            boolean dropped = false;
+            try {
+                dropped = createSchema(handle);
+            } catch (RuntimeException e) {
+                closeAfterSchema(handle, dropped, e);
+                throw e;
+            }
+            closeAfterSchema(handle, dropped, null);
+        }
         try (Handle handle = open("opening the database")) {
-            switch (settings.schemaMode()) {
-                case CREATE -> createSchema(handle);
-                case VALIDATE -> validateSchema(handle);
-                case NONE -> { }
+            if (settings.schemaMode() == SchemaMode.VALIDATE) {
+                validateSchema(handle);
             }
             checkAffectedRows(handle);
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "closing the schema connection");
+        }
+    }
+
+    /**
+     * Closes the handle the schema was created on; a close that fails because the connection was
+     * dropped on purpose is no failure.
+     */
+    private static void closeAfterSchema(Handle handle, boolean dropped, RuntimeException failure) {
+        try {
+            handle.close();
+        } catch (JdbiException e) {
+            if (dropped) {
+                log.debug("closing the dropped schema connection failed, as it may", e);
+            } else if (failure != null) {
+                failure.addSuppressed(e);
+            } else {
+                throw MariaDbErrors.translate(e, "closing the schema connection");
+            }
         }
     }
 
@@ -222,15 +250,17 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
      * inbox's prefix, in the tables' database, under a named lock so that concurrent first uses do
      * not race. Over tables at the level this release knows it runs no DDL and takes no lock; over
      * tables of a newer, incompatible version it refuses before anything.
+     *
+     * @return whether the handle's connection was dropped (see {@link #inDatabase})
      */
-    private void createSchema(Handle handle) {
+    private boolean createSchema(Handle handle) {
         try {
             String database = database(handle);
             Map<String, SchemaMigrations.Recorded> found = recorded(handle, database);
             SchemaMigrations.refuseIncompatible(found, tables());
             if (SchemaMigrations.pending(found).isEmpty()) {
                 // Tables a migration tool created, or an earlier first use: no DDL, no lock.
-                return;
+                return false;
             }
             // DDL commits by itself in MariaDB, so a transaction cannot keep concurrent first uses
             // apart; a named lock does.
@@ -244,12 +274,13 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                 throw new InboxBusyException("another connection held the inbox's schema lock for longer than the"
                         + " busy timeout while creating the schema; nothing was changed", null);
             }
+            boolean dropped = false;
             try {
                 found = recorded(handle, database);
                 SchemaMigrations.refuseIncompatible(found, tables());
                 List<SchemaMigrations.Step> pending = SchemaMigrations.pending(found);
                 if (!pending.isEmpty()) {
-                    inDatabase(handle, database, () -> {
+                    dropped = inDatabase(handle, database, () -> {
                         for (SchemaMigrations.Step step : pending) {
                             handle.createScript(SchemaMigrations.script(MariaDbStore.class, step, tables())).execute();
                         }
@@ -258,9 +289,13 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                             .collect(Collectors.joining(", ")), tables().describe(), database);
                 }
             } finally {
-                handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").bind("tables", lockKey)
-                        .mapTo(Integer.class).one();
+                // A dropped connection took its named lock with it.
+                if (!dropped && isOpen(handle)) {
+                    handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").bind("tables", lockKey)
+                            .mapTo(Integer.class).one();
+                }
             }
+            return dropped;
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "creating the inbox schema");
         }
@@ -272,21 +307,24 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
      * pooled connection goes back as it came. A connection that had no default database cannot be
      * given "none" back (MariaDB has no such statement), so it is aborted instead: the pool, or the
      * Jdbi, then opens a fresh one rather than hand out one whose default database changed.
+     *
+     * @return whether the connection was dropped
      */
-    private void inDatabase(Handle handle, String database, Runnable ddl) {
+    private boolean inDatabase(Handle handle, String database, Runnable ddl) {
         Connection connection = handle.getConnection();
         String own;
         try {
             own = connection.getCatalog();
             if (database.equals(own)) {
                 ddl.run();
-                return;
+                return false;
             }
             connection.setCatalog(database);
         } catch (SQLException e) {
             throw MariaDbErrors.translate(e, "choosing database " + database + " for the inbox schema");
         }
         RuntimeException failure = null;
+        boolean dropped = false;
         try {
             ddl.run();
         } catch (RuntimeException e) {
@@ -298,6 +336,7 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                     log.debug("the connection that created the inbox schema had no default database; it was aborted"
                             + " rather than given back with database {}", database);
                     connection.abort(Runnable::run);
+                    dropped = true;
                 } else {
                     connection.setCatalog(own);
                 }
@@ -309,6 +348,16 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                 }
                 failure.addSuppressed(restore);
             }
+        }
+        return dropped;
+    }
+
+    /** {@return whether the handle's connection is still open} */
+    private static boolean isOpen(Handle handle) {
+        try {
+            return !handle.getConnection().isClosed();
+        } catch (SQLException e) {
+            return false;
         }
     }
 
