@@ -366,7 +366,9 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
         try {
             String database = handle.createQuery("SELECT coalesce(:schema, DATABASE(), '(none)')")
                     .bind("schema", tables().schema().orElse(null)).mapTo(String.class).one();
-            SchemaMigrations.validate(recorded(handle, database), tables(), "database " + database, MIGRATION);
+            String hint = tables().prefix().equals(InboxTables.DEFAULT_PREFIX) ? MIGRATION
+                    : MIGRATION + ", here " + SchemaMigrations.PLACEHOLDER + "=" + tables().prefix();
+            SchemaMigrations.validate(recorded(handle, database), tables(), "database " + database, hint);
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "checking the inbox schema");
         }
