@@ -2,11 +2,14 @@ package dev.idempotent.inbox.mariadb;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import java.time.Instant;
 import java.util.Optional;
@@ -105,6 +108,28 @@ class MariaDbStoredResultTest {
         apply("big", new EncodedResult("blob", 1, bytes), Instant.ofEpochMilli(1_000));
 
         assertArrayEquals(bytes, store.find(INBOX, "big").orElseThrow().result().orElseThrow().bytes());
+    }
+
+    /**
+     * A result whose statement exceeds the server's {@code max_allowed_packet}: the server drops the
+     * connection, so the call fails as storage unavailable and nothing of it was recorded.
+     */
+    @Test
+    void aResultOverTheServersMaxAllowedPacketFailsAndRecordsNothing() {
+        long maxPacket = fixture.admin().withHandle(handle -> handle.createQuery("SELECT @@max_allowed_packet")
+                .mapTo(Long.class).one());
+        assumeTrue(maxPacket <= 64 * 1024 * 1024, "a server whose packets take " + maxPacket + " bytes");
+        byte[] bytes = new byte[(int) maxPacket + 1024];
+        StoreTransaction<Handle> tx = store.begin();
+        tx.claim(INBOX, "huge", CONTENT.fingerprint(), null, Instant.ofEpochMilli(1_000));
+        tx.handle();
+
+        InboxStorageException failed = assertThrows(InboxStorageException.class,
+                () -> tx.storeResult(INBOX, "huge", new EncodedResult("t", 1, bytes)));
+        assertThrows(InboxStorageException.class, tx::rollback, "the connection is gone");
+
+        assertEquals(InboxStorageException.Kind.UNAVAILABLE, failed.kind(), failed.getMessage());
+        assertEquals(Optional.empty(), store.find(INBOX, "huge"));
     }
 
     @Test
