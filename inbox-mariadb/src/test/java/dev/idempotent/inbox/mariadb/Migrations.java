@@ -8,6 +8,7 @@ import liquibase.changelog.ChangeLogParameters;
 import liquibase.command.CommandScope;
 import liquibase.command.core.UpdateCommandStep;
 import liquibase.command.core.UpdateCountCommandStep;
+import liquibase.command.core.ValidateCommandStep;
 import liquibase.command.core.helpers.DatabaseChangelogCommandStep;
 import liquibase.command.core.helpers.DbUrlConnectionArgumentsCommandStep;
 import liquibase.database.Database;
@@ -57,6 +58,19 @@ final class Migrations {
     /** Liquibase over the default names' changelog, in the fixture's database, all change sets. */
     static void liquibase(MariaDbFixture fixture) throws SQLException, LiquibaseException {
         liquibase(fixture.database(), LIQUIBASE_CHANGELOG, Map.of(), null);
+    }
+
+    /** Liquibase's validate of {@code changelog} against {@code database}; throws if it fails. */
+    static void liquibaseValidate(String database, String changelog) throws SQLException, LiquibaseException {
+        try (Connection connection = DriverManager.getConnection(url(database), MariaDbFixture.USER,
+                MariaDbFixture.PASSWORD)) {
+            Database target = DatabaseFactory.getInstance()
+                    .findCorrectDatabaseImplementation(new JdbcConnection(connection));
+            new CommandScope(ValidateCommandStep.COMMAND_NAME)
+                    .addArgumentValue(DatabaseChangelogCommandStep.CHANGELOG_FILE_ARG, changelog)
+                    .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, target)
+                    .execute();
+        }
     }
 
     /**
