@@ -16,7 +16,7 @@ import org.jdbi.v3.core.Jdbi;
  * <p>Give it the {@link Jdbi} your business tables live in, over your {@code DataSource} (pooled or
  * not), whose connections count affected rows: {@code useAffectedRows=true} in the JDBC URL. Each
  * {@link #apply} takes a connection of its own from it, begins a {@code READ COMMITTED}
- * transaction, claims the id in table {@code inbox_message} with one
+ * transaction, claims the id in its table of records ({@code inbox_message} by default) with one
  * {@code INSERT ... ON DUPLICATE KEY UPDATE id = id}, runs the effect with the transaction's
  * {@link Handle} only if the id is new, commits the effect's writes and the inbox row together, and
  * gives the connection back.
@@ -32,7 +32,7 @@ import org.jdbi.v3.core.Jdbi;
  * <h2>Concurrent copies of one id</h2>
  *
  * <p>When two calls (in this process or in any other) apply the same id at once, the second one's
- * claim waits on the primary key of {@code inbox_message} until the first transaction ends. If the
+ * claim waits on the primary key of the table of records until the first transaction ends. If the
  * first commits, the second returns {@link dev.idempotent.inbox.Outcome.Duplicate} (or
  * {@link dev.idempotent.inbox.Outcome.Conflict} for other content) without running its effect; if
  * the first rolls back, the second claims the id and returns
@@ -55,19 +55,30 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <h2>Schema</h2>
  *
- * <p>The inbox works in the connection's database. On first use it creates tables
- * {@code inbox_schema}, {@code inbox_message} and {@code inbox_horizon} there (InnoDB,
+ * <p>The inbox keeps its tables where its {@link dev.idempotent.inbox.InboxTables} say
+ * ({@link InboxBuilder#tables}): by default {@code inbox_schema}, {@code inbox_message} and
+ * {@code inbox_horizon} in the connection's database; with a prefix such as {@code orders_},
+ * {@code orders_schema} and so on; with {@code inSchema("billing")}, in database {@code billing}
+ * (which must exist), every statement naming {@code billing.orders_message}. The tables are InnoDB,
  * {@code ROW_FORMAT=DYNAMIC}, ids in {@code utf8mb4_nopad_bin} so that they compare byte for byte,
- * trailing spaces included; times in epoch milliseconds), under a named lock so that concurrent
- * first uses do not race, from the script {@code dev/idempotent/inbox/mariadb/flyway/V0_1__inbox_schema.sql}
- * in this jar. The same file is a Flyway migration (location
- * {@code classpath:dev/idempotent/inbox/mariadb/flyway}) and the body of the Liquibase changelog
- * {@code dev/idempotent/inbox/mariadb/liquibase/inbox-changelog.xml}, for teams that manage their
- * own migrations; an inbox that finds its schema in place runs no DDL, and one built with
- * {@link dev.idempotent.inbox.SchemaMode#VALIDATE} never does: it fails with
- * {@link dev.idempotent.inbox.InboxStorageException.Kind#SCHEMA_MISSING} if the tables or the
- * version row are missing. A database whose schema a newer version of the library wrote is refused
- * with {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}.
+ * trailing spaces included, times in epoch milliseconds, stored results in a {@code LONGBLOB}
+ * (a statement carrying one must fit the server's {@code max_allowed_packet}).
+ *
+ * <p>The tables change only by the steps of {@link dev.idempotent.inbox.spi.jdbc.SchemaMigrations},
+ * each shipped in this jar as a Flyway migration with the default names (location
+ * {@code classpath:dev/idempotent/inbox/mariadb/flyway}, Liquibase changelog
+ * {@code dev/idempotent/inbox/mariadb/liquibase/inbox-changelog.xml}) and as a template for any
+ * prefix (location {@code classpath:dev/idempotent/inbox/mariadb/flyway-prefixed} with placeholder
+ * {@code inbox_table_prefix}, changelog {@code inbox-changelog-prefixed.xml} with the parameter of
+ * that name). With {@link dev.idempotent.inbox.SchemaMode#CREATE} (the default) the inbox runs the
+ * steps its tables lack, the same templates filled in with its prefix, in the tables' database,
+ * under a named lock so that concurrent first uses do not race; over tables at the level it knows it
+ * runs no DDL. With {@link dev.idempotent.inbox.SchemaMode#VALIDATE} it never does: it fails with
+ * {@link dev.idempotent.inbox.InboxStorageException.Kind#SCHEMA_MISSING}, naming the migrations to
+ * run, if the tables are missing or behind. Tables of a newer, incompatible schema version are
+ * refused with {@link dev.idempotent.inbox.InboxStorageException.Kind#NEWER_SCHEMA}, naming the
+ * release they need; a newer revision of the version it knows (an additive change) is accepted, so
+ * a rolling deploy needs no stop.
  *
  * <h2>Failures</h2>
  *
@@ -92,14 +103,15 @@ import org.jdbi.v3.core.Jdbi;
  * once are safe and leave the latest horizon.
  *
  * <p>MySQL 8 speaks the same SQL, but is not tested; its name for the ids' collation is
- * {@code utf8mb4_0900_bin}, so create the tables from the script with that name first.
+ * {@code utf8mb4_0900_bin}, and it has no {@code ADD COLUMN IF NOT EXISTS}, so create the tables
+ * from the scripts with that name and those clauses changed first.
  *
  * <p>Thread-safe.
  */
 public final class MariaDbInbox extends JdbiInbox {
 
     private MariaDbInbox(Jdbi jdbi, InboxSettings settings) {
-        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings.busyTimeout(), settings.schemaMode())), jdbi,
+        super(InboxEngine.open(settings, new MariaDbStore(jdbi, settings)), jdbi,
                 settings);
     }
 

@@ -1,8 +1,10 @@
 package dev.idempotent.inbox.mariadb;
 
 import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import java.sql.PreparedStatement;
@@ -33,25 +35,24 @@ final class MariaDbJoinedTransaction extends JoinedTransaction {
 
     private static final int DUPLICATE_KEY = 1062;
     private static final String LOST_MARK = "inbox_transaction_lost";
-    private static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ")";
-    private static final String HORIZON = "SELECT horizon AS t FROM inbox_horizon WHERE inbox = ? LOCK IN SHARE MODE";
 
     private final long lockWaitSeconds;
+    private final MariaDbStore store;
 
-    private MariaDbJoinedTransaction(Handle handle, long lockWaitSeconds) {
+    private MariaDbJoinedTransaction(Handle handle, long lockWaitSeconds, MariaDbStore store) {
         super(handle);
         this.lockWaitSeconds = lockWaitSeconds;
+        this.store = store;
     }
 
     /** The caller's transaction on {@code callerHandle}, which must have autocommit off. */
-    static MariaDbJoinedTransaction join(Handle callerHandle, long lockWaitSeconds) {
+    static MariaDbJoinedTransaction join(Handle callerHandle, long lockWaitSeconds, MariaDbStore store) {
         try {
             JoinedTransaction.requireOpenTransaction(callerHandle.getConnection());
         } catch (SQLException e) {
             throw MariaDbErrors.translate(e, "reading the caller's connection");
         }
-        return new MariaDbJoinedTransaction(callerHandle, lockWaitSeconds);
+        return new MariaDbJoinedTransaction(callerHandle, lockWaitSeconds, store);
     }
 
     @Override
@@ -115,7 +116,7 @@ final class MariaDbJoinedTransaction extends JoinedTransaction {
 
     private Optional<InboxRecord> insertOrRead(
             String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt) throws SQLException {
-        try (PreparedStatement claim = connection.prepareStatement(CLAIM)) {
+        try (PreparedStatement claim = connection.prepareStatement(store.joinedClaim)) {
             InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, MariaDbStore.TIME);
             claim.executeUpdate();
             return Optional.empty();
@@ -124,7 +125,7 @@ final class MariaDbJoinedTransaction extends JoinedTransaction {
                 throw e;
             }
         }
-        return Optional.of(MariaDbStore.readClaimed(connection, inbox, id));
+        return Optional.of(store.readClaimed(connection, inbox, id));
     }
 
     /**
@@ -141,9 +142,27 @@ final class MariaDbJoinedTransaction extends JoinedTransaction {
         return lost;
     }
 
+    /** In the call's savepoint, on the row the call's claim inserted. */
+    @Override
+    public void storeResult(String inbox, String id, EncodedResult result) {
+        try (PreparedStatement update = connection.prepareStatement(store.storeResult)) {
+            InboxRows.bindResult(update, result);
+            update.setString(4, inbox);
+            update.setString(5, id);
+            int updated = update.executeUpdate();
+            if (updated != 1) {
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "storing the result of id '" + id
+                        + "' updated " + updated + " rows instead of the one this call claimed; is something"
+                        + " deleting inbox rows?", null);
+            }
+        } catch (SQLException e) {
+            throw deadlock(e, "storing the result");
+        }
+    }
+
     @Override
     public Optional<Instant> horizon(String inbox) {
-        try (PreparedStatement read = connection.prepareStatement(HORIZON)) {
+        try (PreparedStatement read = connection.prepareStatement(store.joinedHorizon)) {
             read.setString(1, inbox);
             try (ResultSet row = read.executeQuery()) {
                 return row.next() ? Optional.ofNullable(MariaDbStore.TIME.read(row, "t")) : Optional.empty();

@@ -3,18 +3,24 @@ package dev.idempotent.inbox.mariadb;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.JdbcInboxStore;
+import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
 import dev.idempotent.inbox.spi.jdbc.TimeColumn;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -26,17 +32,22 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every transaction takes a connection of its own from the user's {@link Jdbi} and gives it
  * back when it ends, so the pool (if any) decides how many calls run at once. Calls on one id are
- * serialised by InnoDB itself, on the primary key of {@code inbox_message}; calls on different
- * ids run in parallel.
+ * serialised by InnoDB itself, on the primary key of the table of records ({@code inbox_message}
+ * by default); calls on different ids run in parallel.
+ *
+ * <p>Every statement names the tables as the inbox's {@link InboxTables} give them: qualified with
+ * the database when the inbox has one, so the tables may live in another database than the
+ * connection's own. Names come only from {@code InboxTables}, which admits plain identifiers only;
+ * values are always bound parameters.
  */
 final class MariaDbStore extends JdbcInboxStore<Handle> {
 
-    static final int SCHEMA_VERSION = 1;
-    static final String SCHEMA_RESOURCE = InboxRows.SCHEMA_SCRIPT;
-
     /** Where the schema is for migration tools, for messages. */
-    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/mariadb/flyway, or the"
-            + " Liquibase changelog dev/idempotent/inbox/mariadb/liquibase/inbox-changelog.xml";
+    static final String MIGRATION = "Flyway location classpath:dev/idempotent/inbox/mariadb/flyway for the"
+            + " default names, or classpath:dev/idempotent/inbox/mariadb/flyway-prefixed with placeholder"
+            + " inbox_table_prefix set to the inbox's prefix; or the Liquibase changelog"
+            + " dev/idempotent/inbox/mariadb/liquibase/inbox-changelog.xml, or inbox-changelog-prefixed.xml"
+            + " beside it with parameter inbox_table_prefix";
 
     static final Logger log = LoggerFactory.getLogger(MariaDbStore.class);
 
@@ -44,45 +55,111 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
     // and writes DATETIME values.
     static final TimeColumn TIME = TimeColumn.EPOCH_MILLIS;
 
+    // Named locks are server-wide; the database's and the prefix's name, hashed to keep within the
+    // 64 characters a lock name may have, keep first uses of other tables from waiting for each other.
+    private static final String SCHEMA_LOCK = "CONCAT('inbox_schema_', MD5(:tables))";
+
     // A no-op update on conflict: unlike INSERT IGNORE, it turns no error (a truncated value, a
     // bad character) into a warning, and it takes an exclusive lock on the existing row, so a
     // claim that meets another transaction's uncommitted claim of the id waits for it to end.
     // With the affected-rows count (useAffectedRows=true) it answers 1 for an inserted row and 0
     // for one that was there; with the driver's default found-rows count both are 1, so the store
     // refuses such connections when it opens.
-    static final String CLAIM = "INSERT INTO inbox_message (" + InboxRows.COLUMNS + ") VALUES ("
-            + InboxRows.PLACEHOLDERS + ") ON DUPLICATE KEY UPDATE id = id";
+    final String claim;
 
     // A locking read, which reads the row as last committed, whatever the transaction's snapshot.
     // A plain read takes a snapshot, and even a new one can still count the transaction that
     // committed the row as running: InnoDB marks a committing transaction committed, which lets a
     // claim take the row's lock, a moment before it takes it out of the set snapshots copy.
-    private static final String READ_CLAIMED = "SELECT " + InboxRows.COLUMNS
-            + " FROM inbox_message WHERE inbox = ? AND id = ? LOCK IN SHARE MODE";
+    private final String readClaimed;
 
-    // Named locks are server-wide; the database's name, hashed to keep within the 64 characters a
-    // lock name may have, keeps first uses in different databases from waiting for each other.
-    private static final String SCHEMA_LOCK = "CONCAT('inbox_schema_', MD5(DATABASE()))";
+    // The row this transaction claimed; its lock is the transaction's already.
+    final String storeResult;
+
+    // Purgers serialise on the horizon row, which only moves forward. A purge commits it raised
+    // before its first delete, so an apply whose claim waited for a purge to delete an old row of
+    // the same id reads the raised horizon afterwards (the engine reads it after the claim), and is
+    // refused as stale; raised in the delete's transaction alone, InnoDB could let that read miss it.
+    final String raiseHorizon;
+
+    // The row comparison is spelled out: MariaDB does not turn (a, b) > (x, y) into a range of the
+    // index. FOR UPDATE locks the rows (under READ COMMITTED, the matching ones only) so that the
+    // delete that follows removes exactly these; MySQL has no DELETE ... RETURNING.
+    final String selectOldest;
+
+    // Followed by the placeholders of the ids a purge batch selected.
+    final String deleteIds;
+
+    // The joined claim: a plain INSERT, see MariaDbJoinedTransaction.
+    final String joinedClaim;
+
+    // The joined read of the horizon: a locking read, whatever the caller's isolation level.
+    final String joinedHorizon;
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
     private final String lockWaitTimeout;
 
-    MariaDbStore(Jdbi jdbi, Duration busyTimeout, SchemaMode schemaMode) {
-        super(TIME);
+    MariaDbStore(Jdbi jdbi, InboxSettings settings) {
+        super(TIME, settings.tables());
+        InboxTables tables = settings.tables();
+        String messages = tables.messageTable();
+        this.claim = "INSERT INTO " + messages + " (" + InboxRows.COLUMNS + ") VALUES (" + InboxRows.PLACEHOLDERS
+                + ") ON DUPLICATE KEY UPDATE id = id";
+        this.readClaimed = "SELECT " + InboxRows.COLUMNS + ", " + InboxRows.RESULT_COLUMNS + " FROM " + messages
+                + " WHERE inbox = ? AND id = ? LOCK IN SHARE MODE";
+        this.storeResult = "UPDATE " + messages + " SET result_type = ?, result_type_version = ?, result = ?"
+                + " WHERE inbox = ? AND id = ?";
+        this.raiseHorizon = "INSERT INTO " + tables.horizonTable() + " (inbox, horizon) VALUES (?, ?)"
+                + " ON DUPLICATE KEY UPDATE horizon = GREATEST(horizon, VALUES(horizon))";
+        this.selectOldest = "SELECT received_at, id FROM " + messages
+                + " WHERE inbox = ? AND received_at < ? AND (received_at > ? OR (received_at = ? AND id > ?))"
+                + " ORDER BY received_at, id LIMIT ? FOR UPDATE";
+        this.deleteIds = "DELETE FROM " + messages + " WHERE inbox = ? AND id IN (";
+        this.joinedClaim = "INSERT INTO " + messages + " (" + InboxRows.COLUMNS + ") VALUES ("
+                + InboxRows.PLACEHOLDERS + ")";
+        this.joinedHorizon = "SELECT horizon AS t FROM " + tables.horizonTable() + " WHERE inbox = ? LOCK IN SHARE MODE";
         // Before the first handle is opened: an effect's commit or rollback through Jdbi is refused.
         this.jdbi = EffectGuard.install(jdbi);
-        this.busyTimeout = busyTimeout;
+        this.busyTimeout = settings.busyTimeout();
         this.lockWaitTimeout = Long.toString(lockWaitSeconds(busyTimeout));
+        if (settings.schemaMode() == SchemaMode.CREATE) {
+            // A handle of its own: creating the tables may drop its connection (see inDatabase).
+            Handle handle = open("opening the database");
+            boolean dropped = false;
+            try {
+                dropped = createSchema(handle);
+            } catch (RuntimeException e) {
+                closeAfterSchema(handle, dropped, e);
+                throw e;
+            }
+            closeAfterSchema(handle, dropped, null);
+        }
         try (Handle handle = open("opening the database")) {
-            switch (schemaMode) {
-                case CREATE -> createSchema(handle);
-                case VALIDATE -> validateSchema(handle);
-                case NONE -> { }
+            if (settings.schemaMode() == SchemaMode.VALIDATE) {
+                validateSchema(handle);
             }
             checkAffectedRows(handle);
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "closing the schema connection");
+        }
+    }
+
+    /**
+     * Closes the handle the schema was created on; a close that fails because the connection was
+     * dropped on purpose is no failure.
+     */
+    private static void closeAfterSchema(Handle handle, boolean dropped, RuntimeException failure) {
+        try {
+            handle.close();
+        } catch (JdbiException e) {
+            if (dropped) {
+                log.debug("closing the dropped schema connection failed, as it may", e);
+            } else if (failure != null) {
+                failure.addSuppressed(e);
+            } else {
+                throw MariaDbErrors.translate(e, "closing the schema connection");
+            }
         }
     }
 
@@ -120,13 +197,13 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
             discard(handle, failure);
             throw failure;
         }
-        return MariaDbTransaction.begin(handle, lockWaitTimeout);
+        return MariaDbTransaction.begin(handle, lockWaitTimeout, this);
     }
 
     /** The caller's transaction on {@code callerHandle}, which must have autocommit off. */
     @Override
     public StoreTransaction<Handle> join(Handle callerHandle) {
-        return MariaDbJoinedTransaction.join(callerHandle, lockWaitSeconds(busyTimeout));
+        return MariaDbJoinedTransaction.join(callerHandle, lockWaitSeconds(busyTimeout), this);
     }
 
     @Override
@@ -168,21 +245,28 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
         }
     }
 
-    private void createSchema(Handle handle) {
+    /**
+     * Schema mode CREATE: runs the steps the tables lack, each the template filled in with the
+     * inbox's prefix, in the tables' database, under a named lock so that concurrent first uses do
+     * not race. Over tables at the level this release knows it runs no DDL and takes no lock; over
+     * tables of a newer, incompatible version it refuses before anything.
+     *
+     * @return whether the handle's connection was dropped (see {@link #inDatabase})
+     */
+    private boolean createSchema(Handle handle) {
         try {
-            if (handle.createQuery("SELECT DATABASE() IS NULL").mapTo(Boolean.class).one()) {
-                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the connection names no"
-                        + " database, so the inbox has nowhere to create its tables; put one in the JDBC URL", null);
-            }
-            Integer found = readVersion(handle);
-            if (found != null) {
-                // A schema a migration tool created, or an earlier first use: no DDL, no lock.
-                InboxRows.refuseNewerSchema(found, SCHEMA_VERSION);
-                return;
+            String database = database(handle);
+            Map<String, SchemaMigrations.Recorded> found = recorded(handle, database);
+            SchemaMigrations.refuseIncompatible(found, tables());
+            if (SchemaMigrations.pending(found).isEmpty()) {
+                // Tables a migration tool created, or an earlier first use: no DDL, no lock.
+                return false;
             }
             // DDL commits by itself in MariaDB, so a transaction cannot keep concurrent first uses
             // apart; a named lock does.
+            String lockKey = database + "." + tables().prefix();
             Integer locked = handle.createQuery("SELECT GET_LOCK(" + SCHEMA_LOCK + ", :timeout)")
+                    .bind("tables", lockKey)
                     .bind("timeout", lockWaitSeconds(busyTimeout))
                     .mapTo(Integer.class)
                     .one();
@@ -190,54 +274,152 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                 throw new InboxBusyException("another connection held the inbox's schema lock for longer than the"
                         + " busy timeout while creating the schema; nothing was changed", null);
             }
+            boolean dropped = false;
             try {
-                if (readVersion(handle) == null) {
-                    handle.createScript(schemaScript()).execute();
-                    handle.createScript(InboxRows.script(MariaDbStore.class, InboxRows.KAFKA_OFFSET_SCRIPT)).execute();
+                found = recorded(handle, database);
+                SchemaMigrations.refuseIncompatible(found, tables());
+                List<SchemaMigrations.Step> pending = SchemaMigrations.pending(found);
+                if (!pending.isEmpty()) {
+                    dropped = inDatabase(handle, database, () -> {
+                        for (SchemaMigrations.Step step : pending) {
+                            handle.createScript(SchemaMigrations.script(MariaDbStore.class, step, tables())).execute();
+                        }
+                    });
+                    log.debug("inbox schema steps {} ran on {} in database {}", pending.stream().map(Object::toString)
+                            .collect(Collectors.joining(", ")), tables().describe(), database);
                 }
-                Integer version = readVersion(handle);
-                InboxRows.refuseNewerSchema(version == null ? SCHEMA_VERSION : version, SCHEMA_VERSION);
-                log.debug("inbox schema version {} is in place", version);
             } finally {
-                handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").mapTo(Integer.class).one();
+                // A dropped connection took its named lock with it.
+                if (!dropped && isOpen(handle)) {
+                    handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").bind("tables", lockKey)
+                            .mapTo(Integer.class).one();
+                }
             }
+            return dropped;
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "creating the inbox schema");
         }
     }
 
-    private static void validateSchema(Handle handle) {
+    /**
+     * Runs {@code ddl}, whose statements name their tables unqualified, with {@code database} as
+     * the connection's default database, and puts the connection's own back afterwards, so that a
+     * pooled connection goes back as it came. A connection that had no default database cannot be
+     * given "none" back (MariaDB has no such statement), so it is aborted instead: the pool, or the
+     * Jdbi, then opens a fresh one rather than hand out one whose default database changed.
+     *
+     * @return whether the connection was dropped
+     */
+    private boolean inDatabase(Handle handle, String database, Runnable ddl) {
+        Connection connection = handle.getConnection();
+        String own;
         try {
-            String database = handle.createQuery("SELECT coalesce(DATABASE(), '(none)')").mapTo(String.class).one();
-            InboxRows.validateSchema(readVersion(handle), SCHEMA_VERSION, table -> tableExists(handle, table),
-                    "database " + database, MIGRATION);
+            own = connection.getCatalog();
+            if (database.equals(own)) {
+                ddl.run();
+                return false;
+            }
+            connection.setCatalog(database);
+        } catch (SQLException e) {
+            throw MariaDbErrors.translate(e, "choosing database " + database + " for the inbox schema");
+        }
+        RuntimeException failure = null;
+        boolean dropped = false;
+        try {
+            ddl.run();
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        } finally {
+            try {
+                if (own == null || own.isEmpty()) {
+                    log.debug("the connection that created the inbox schema had no default database; it was aborted"
+                            + " rather than given back with database {}", database);
+                    connection.abort(Runnable::run);
+                    dropped = true;
+                } else {
+                    connection.setCatalog(own);
+                }
+            } catch (SQLException | RuntimeException e) {
+                RuntimeException restore = e instanceof SQLException sql
+                        ? MariaDbErrors.translate(sql, "putting the connection's database back") : (RuntimeException) e;
+                if (failure == null) {
+                    throw restore;
+                }
+                failure.addSuppressed(restore);
+            }
+        }
+        return dropped;
+    }
+
+    /** {@return whether the handle's connection is still open} */
+    private static boolean isOpen(Handle handle) {
+        try {
+            return !handle.getConnection().isClosed();
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    /** Schema mode VALIDATE: the tables are at the level this release knows, or a newer revision of it. */
+    private void validateSchema(Handle handle) {
+        try {
+            String database = handle.createQuery("SELECT coalesce(:schema, DATABASE(), '(none)')")
+                    .bind("schema", tables().schema().orElse(null)).mapTo(String.class).one();
+            String hint = tables().prefix().equals(InboxTables.DEFAULT_PREFIX) ? MIGRATION
+                    : MIGRATION + ", here " + SchemaMigrations.PLACEHOLDER + "=" + tables().prefix();
+            SchemaMigrations.validate(recorded(handle, database), tables(), "database " + database, hint);
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "checking the inbox schema");
         }
     }
 
-    /** Whether {@code table} exists in the connection's database, where the inbox works. */
-    private static boolean tableExists(Handle handle, String table) {
-        return handle.createQuery("SELECT COUNT(*) FROM information_schema.TABLES"
-                        + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = :table")
-                .bind("table", table)
+    /**
+     * The database the tables are in: the inbox's own, which must exist, or else the connection's
+     * default one, which there must be.
+     */
+    private String database(Handle handle) {
+        if (tables().schema().isPresent()) {
+            String database = tables().schema().get();
+            boolean exists = handle.createQuery("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = :db")
+                    .bind("db", database).mapTo(Integer.class).one() > 0;
+            if (!exists) {
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "database " + database + ", where the"
+                        + " inbox's " + tables().describe() + " belong, does not exist (or this user may not see it);"
+                        + " create it first: the inbox creates tables, not databases", null);
+            }
+            return database;
+        }
+        String database = handle.createQuery("SELECT DATABASE()").mapTo(String.class).findOne().orElse(null);
+        if (database == null) {
+            throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the connection names no"
+                    + " database, so the inbox has nowhere to create its tables; put one in the JDBC URL, or name"
+                    + " one with InboxTables.inSchema", null);
+        }
+        return database;
+    }
+
+    /**
+     * What {@code <prefix>schema} in {@code database} records, or an empty map when the database has
+     * no such table. Two statements: a query naming a missing table fails even where it would not
+     * read it.
+     */
+    private Map<String, SchemaMigrations.Recorded> recorded(Handle handle, String database) {
+        boolean exists = handle.createQuery("SELECT COUNT(*) FROM information_schema.TABLES"
+                        + " WHERE TABLE_SCHEMA = :db AND TABLE_NAME = :table")
+                .bind("db", database)
+                .bind("table", tables().name("schema"))
                 .mapTo(Integer.class)
                 .one() > 0;
-    }
-
-    /** The recorded schema version, or {@code null} when the database has no inbox tables yet. */
-    private static Integer readVersion(Handle handle) {
-        // Two statements: a query naming a missing table fails even where it would not read it.
-        boolean exists = tableExists(handle, "inbox_schema");
         if (!exists) {
-            return null;
+            return Map.of();
         }
-        return handle.createQuery("SELECT version FROM inbox_schema WHERE component = 'inbox'")
-                .mapTo(Integer.class)
-                .findOne()
-                .orElse(null);
+        try {
+            return SchemaMigrations.read(handle.getConnection(), tables());
+        } catch (SQLException e) {
+            throw MariaDbErrors.translate(e, "reading the inbox schema's version");
+        }
     }
-
 
     /**
      * Refuses connections whose claims could not tell an inserted row from an existing one. The
@@ -281,22 +463,17 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
         }
     }
 
-    private static int probe(Handle handle) {
-        return handle.execute("INSERT INTO inbox_message (" + InboxRows.COLUMNS + ")"
+    private int probe(Handle handle) {
+        return handle.execute("INSERT INTO " + tables().messageTable() + " (" + InboxRows.COLUMNS + ")"
                 + " VALUES ('', CONCAT('probe-', CONNECTION_ID()), 0, '', 0, '', NULL, 0) ON DUPLICATE KEY UPDATE id = id");
-    }
-
-    /** The text of the schema script shipped in this jar. */
-    static String schemaScript() {
-        return InboxRows.script(MariaDbStore.class, SCHEMA_RESOURCE);
     }
 
     /**
      * Reads the row a claim on {@code connection} met and holds the lock of, so it waits for
      * nothing.
      */
-    static InboxRecord readClaimed(Connection connection, String inbox, String id) throws SQLException {
-        try (PreparedStatement read = connection.prepareStatement(READ_CLAIMED)) {
+    InboxRecord readClaimed(Connection connection, String inbox, String id) throws SQLException {
+        try (PreparedStatement read = connection.prepareStatement(readClaimed)) {
             read.setString(1, inbox);
             read.setString(2, id);
             try (ResultSet row = read.executeQuery()) {

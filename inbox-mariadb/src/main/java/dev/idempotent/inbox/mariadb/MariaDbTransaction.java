@@ -2,6 +2,7 @@ package dev.idempotent.inbox.mariadb;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EffectBrokeTransactionException;
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxRecord;
@@ -50,23 +51,9 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     private static final String GUARD = "inbox_guard";
 
-    // Purgers serialise on the horizon row, which only moves forward. A purge commits it raised
-    // before its first delete, so an apply whose claim waited for a purge to delete an old row of
-    // the same id reads the raised horizon afterwards (the engine reads it after the claim), and is
-    // refused as stale; raised in the delete's transaction alone, InnoDB could let that read miss it.
-    private static final String RAISE_HORIZON = "INSERT INTO inbox_horizon (inbox, horizon) VALUES (?, ?)"
-            + " ON DUPLICATE KEY UPDATE horizon = GREATEST(horizon, VALUES(horizon))";
-
-    // The row comparison is spelled out: MariaDB does not turn (a, b) > (x, y) into a range of the
-    // index. FOR UPDATE locks the rows (under READ COMMITTED, the matching ones only) so that the
-    // delete that follows removes exactly these; MySQL has no DELETE ... RETURNING.
-    private static final String SELECT_OLDEST = """
-            SELECT received_at, id FROM inbox_message
-            WHERE inbox = ? AND received_at < ? AND (received_at > ? OR (received_at = ? AND id > ?))
-            ORDER BY received_at, id LIMIT ? FOR UPDATE""";
-
     private final Handle handle;
     private final Connection connection;
+    private final MariaDbStore store;
     private final FailedStatements effectFailures;
     private EffectGuard effectGuard;
     private int savepoints;
@@ -75,18 +62,19 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     // For the log only: the inbox the transaction works for, once a statement has named it.
     private String inbox;
 
-    private MariaDbTransaction(Handle handle) {
+    private MariaDbTransaction(Handle handle, MariaDbStore store) {
         this.handle = handle;
+        this.store = store;
         this.connection = handle.getConnection();
         this.effectFailures = FailedStatements.watch(handle);
     }
 
     /**
      * Begins the transaction on {@code handle}, a fresh handle in autocommit mode, or closes it and
-     * throws.
+     * throws. The statements are {@code store}'s, which name its tables.
      */
-    static MariaDbTransaction begin(Handle handle, String lockWaitTimeout) {
-        MariaDbTransaction tx = new MariaDbTransaction(handle);
+    static MariaDbTransaction begin(Handle handle, String lockWaitTimeout, MariaDbStore store) {
+        MariaDbTransaction tx = new MariaDbTransaction(handle, store);
         try {
             handle.begin();
             // After autocommit is off and before any table is read, so this transaction is the
@@ -139,7 +127,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
         this.inbox = inbox;
         try {
             int affected;
-            try (PreparedStatement claim = connection.prepareStatement(MariaDbStore.CLAIM)) {
+            try (PreparedStatement claim = connection.prepareStatement(store.claim)) {
                 InboxRows.bindClaim(claim, inbox, id, fingerprint, content, receivedAt, MariaDbStore.TIME);
                 affected = claim.executeUpdate();
             }
@@ -151,16 +139,33 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
                         + "' reported " + affected + " rows affected, where 1 means inserted and 0 already stored",
                         null);
             }
-            return Optional.of(MariaDbStore.readClaimed(connection, inbox, id));
+            return Optional.of(store.readClaimed(connection, inbox, id));
         } catch (SQLException | JdbiException e) {
             throw MariaDbErrors.translate(e, "claiming the id");
         }
     }
 
     @Override
+    public void storeResult(String inbox, String id, EncodedResult result) {
+        try (PreparedStatement update = connection.prepareStatement(store.storeResult)) {
+            InboxRows.bindResult(update, result);
+            update.setString(4, inbox);
+            update.setString(5, id);
+            int updated = update.executeUpdate();
+            if (updated != 1) {
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "storing the result of id '" + id
+                        + "' updated " + updated + " rows instead of the one this transaction claimed; is something"
+                        + " deleting inbox rows?", null);
+            }
+        } catch (SQLException e) {
+            throw MariaDbErrors.translate(e, "storing the result");
+        }
+    }
+
+    @Override
     public Optional<Instant> horizon(String inbox) {
         try {
-            return InboxRows.horizon(connection, inbox, MariaDbStore.TIME);
+            return InboxRows.horizon(connection, store.tables(), inbox, MariaDbStore.TIME);
         } catch (SQLException e) {
             throw MariaDbErrors.translate(e, "reading the horizon");
         }
@@ -228,7 +233,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     @Override
     public void raiseHorizon(String inbox, Instant cutoff) {
         this.inbox = inbox;
-        try (PreparedStatement raise = connection.prepareStatement(RAISE_HORIZON)) {
+        try (PreparedStatement raise = connection.prepareStatement(store.raiseHorizon)) {
             raise.setString(1, inbox);
             MariaDbStore.TIME.bind(raise, 2, cutoff);
             raise.executeUpdate();
@@ -241,7 +246,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     public PurgeBatch deleteOldest(String inbox, Instant cutoff, PurgePosition after, int limit) {
         try {
             List<PurgePosition> oldest = new ArrayList<>();
-            try (PreparedStatement select = connection.prepareStatement(SELECT_OLDEST)) {
+            try (PreparedStatement select = connection.prepareStatement(store.selectOldest)) {
                 long afterMillis = after == null ? Long.MIN_VALUE : after.receivedAt().toEpochMilli();
                 select.setString(1, inbox);
                 MariaDbStore.TIME.bind(select, 2, cutoff);
@@ -258,7 +263,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
             if (!oldest.isEmpty()) {
                 String placeholders = String.join(", ", Collections.nCopies(oldest.size(), "?"));
                 try (PreparedStatement delete = connection.prepareStatement(
-                        "DELETE FROM inbox_message WHERE inbox = ? AND id IN (" + placeholders + ")")) {
+                        store.deleteIds + placeholders + ")")) {
                     delete.setString(1, inbox);
                     for (int i = 0; i < oldest.size(); i++) {
                         delete.setString(i + 2, oldest.get(i).id());

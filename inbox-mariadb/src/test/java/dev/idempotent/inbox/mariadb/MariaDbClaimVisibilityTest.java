@@ -57,7 +57,8 @@ class MariaDbClaimVisibilityTest {
     void aClaimThatMeetsAnotherAsItCommitsReadsTheCommittedRow() throws Exception {
         pool = new MariaDbPoolDataSource(fixture.url("&maxPoolSize=" + (2 * PAIRS + 2)
                 + "&user=" + MariaDbFixture.USER + "&password=" + MariaDbFixture.PASSWORD));
-        MariaDbStore store = new MariaDbStore(Jdbi.create(pool), Duration.ofSeconds(30), SchemaMode.CREATE);
+        MariaDbStore store = new MariaDbStore(Jdbi.create(pool), MariaDbInbox.builder(Jdbi.create(pool))
+                .busyTimeout(Duration.ofSeconds(30)).tables(fixture.tables()).settings());
         Content content = Content.of(7);
         Fingerprint fingerprint = content.fingerprint();
         long deadline = System.nanoTime()

@@ -36,7 +36,7 @@ class MariaDbConnectionLostAfterCommitTest {
 
     enum Call { APPLY, APPLY_ALL, GROUP }
 
-    private final MariaDbFixture fixture = new MariaDbFixture();
+    private final MariaDbFixture fixture = MariaDbFixture.defaultNames();
 
     @BeforeEach
     void createTable() {

@@ -26,7 +26,7 @@ import org.mariadb.jdbc.MariaDbPoolDataSource;
  */
 class MariaDbConnectionUnavailableTest {
 
-    private final MariaDbFixture fixture = new MariaDbFixture();
+    private final MariaDbFixture fixture = MariaDbFixture.defaultNames();
     private final AtomicInteger effects = new AtomicInteger();
     private MariaDbPoolDataSource pool;
 

@@ -27,7 +27,7 @@ class MariaDbDocSnippetTest {
     private static final Pattern SNIPPET = Pattern.compile(
             "<!-- snippet-mariadb: builder -->\\n```java\\n(.*?)```", Pattern.DOTALL);
 
-    private final MariaDbFixture fixture = new MariaDbFixture();
+    private final MariaDbFixture fixture = MariaDbFixture.defaultNames();
 
     @TempDir
     Path classes;

@@ -2,6 +2,7 @@ package dev.idempotent.inbox.mariadb;
 
 import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.security.SecureRandom;
 import java.time.Instant;
@@ -12,7 +13,16 @@ import org.jdbi.v3.core.Jdbi;
 /**
  * A database of its own on the test server, created with a random name and dropped with everything
  * in it on close, so runs never see each other's rows. Every connection of {@link #jdbi()} has it as
- * its default database and counts affected rows. The server is 127.0.0.1:3306, user {@code root}
+ * its default database and counts affected rows.
+ *
+ * <p>By default the inboxes {@link #builder()} builds keep their tables elsewhere: prefix
+ * {@value #PREFIX} in a second database of the fixture's ({@link #tables()}), so every suite run on
+ * the fixture proves that each statement of the store names its tables as {@code InboxTables} says,
+ * qualified. The testkit counts rows in {@code inbox_message} through {@link #jdbi()}; for it the
+ * fixture keeps, in its default database, a view of that name over the renamed table. The view is
+ * of algorithm TEMPTABLE, which MariaDB never writes through, so a statement of the store that
+ * still named {@code inbox_message} would fail rather than pass through it.
+ * {@link #defaultNames()} builds a fixture whose inboxes keep the default names. The server is 127.0.0.1:3306, user {@code root}
  * with an empty password, unless {@code INBOX_MARIADB_HOST}, {@code INBOX_MARIADB_PORT},
  * {@code INBOX_MARIADB_USER} or {@code INBOX_MARIADB_PASSWORD} say otherwise.
  */
@@ -23,9 +33,13 @@ final class MariaDbFixture implements InboxFixture {
     static final String USER = environment("INBOX_MARIADB_USER", "root");
     static final String PASSWORD = environment("INBOX_MARIADB_PASSWORD", "");
 
+    /** The table prefix of the fixture's inboxes, unless built with the default names. */
+    static final String PREFIX = "ibx_";
+
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final String database;
+    private final InboxTables tables;
     private final Jdbi admin;
     private final Jdbi jdbi;
     private final boolean groupCommit;
@@ -36,13 +50,55 @@ final class MariaDbFixture implements InboxFixture {
 
     /** With {@code groupCommit}, {@link #builder()} builds group-committing inboxes. */
     MariaDbFixture(boolean groupCommit) {
+        this(groupCommit, true, true);
+    }
+
+    /**
+     * @param groupCommit whether {@link #builder()} builds group-committing inboxes
+     * @param renamed whether the inboxes keep their tables under prefix {@value #PREFIX} in a second
+     *     database, rather than under the default names in the fixture's database
+     * @param create whether renamed tables are created now, by an inbox of schema mode CREATE; if
+     *     not, the test creates them (with a migration tool) and then calls {@link #tablesCreated()}
+     */
+    MariaDbFixture(boolean groupCommit, boolean renamed, boolean create) {
         this.groupCommit = groupCommit;
         byte[] suffix = new byte[6];
         RANDOM.nextBytes(suffix);
         this.database = "inbox_test_" + HexFormat.of().formatHex(suffix);
+        this.tables = renamed ? InboxTables.prefix(PREFIX).inSchema(database + "_tables") : InboxTables.defaults();
         this.admin = Jdbi.create(url(PORT, "", ""), USER, PASSWORD);
         admin.useHandle(handle -> handle.execute("CREATE DATABASE " + database + " CHARACTER SET utf8mb4"));
         this.jdbi = jdbi("");
+        if (renamed) {
+            admin.useHandle(handle -> handle.execute("CREATE DATABASE " + tablesDatabase() + " CHARACTER SET utf8mb4"));
+            if (create) {
+                MariaDbInbox.builder(jdbi).tables(tables).build().close();
+                tablesCreated();
+            }
+        }
+    }
+
+    /** A fixture whose inboxes keep the default names, in the fixture's database. */
+    static MariaDbFixture defaultNames() {
+        return new MariaDbFixture(false, false, false);
+    }
+
+    /** Where the fixture's inboxes keep their tables. */
+    InboxTables tables() {
+        return tables;
+    }
+
+    /** The database the tables are in: a second one of the fixture's, unless they have the default names. */
+    String tablesDatabase() {
+        return tables.schema().orElse(database);
+    }
+
+    /** Gives the testkit, which counts rows in {@code inbox_message}, its read-only view of the renamed table. */
+    void tablesCreated() {
+        if (!tables.isDefault()) {
+            jdbi.useHandle(handle -> handle.execute("CREATE ALGORITHM = TEMPTABLE VIEW inbox_message AS SELECT * FROM "
+                    + tables.messageTable()));
+        }
     }
 
     private static String environment(String name, String fallback) {
@@ -98,7 +154,8 @@ final class MariaDbFixture implements InboxFixture {
 
     @Override
     public InboxBuilder<MariaDbInbox> builder() {
-        return groupCommit ? MariaDbInbox.builder(jdbi).commitMode(CommitMode.GROUP) : MariaDbInbox.builder(jdbi);
+        InboxBuilder<MariaDbInbox> builder = MariaDbInbox.builder(jdbi).tables(tables);
+        return groupCommit ? builder.commitMode(CommitMode.GROUP) : builder;
     }
 
     /** Another connection inserts the claim of {@code id} and keeps its transaction open. */
@@ -107,8 +164,8 @@ final class MariaDbFixture implements InboxFixture {
         Handle handle = jdbi.open();
         try {
             handle.begin();
-            handle.execute("""
-                    INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+            handle.execute("INSERT INTO " + tables.messageTable() + """
+                     (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                                fingerprint, content, received_at)
                     VALUES (?, ?, 1, 'held', 1, ?, NULL, 0)""", inbox, id, new byte[32]);
         } catch (RuntimeException e) {
@@ -126,18 +183,23 @@ final class MariaDbFixture implements InboxFixture {
 
     @Override
     public void insertReceivedRows(String inbox, String prefix, int count, Instant receivedAt) {
-        jdbi.useHandle(handle -> handle.execute("""
-                SET STATEMENT max_recursive_iterations = ? FOR
-                INSERT INTO inbox_message (inbox, id, fingerprint_algorithm, content_type, content_type_version,
+        jdbi.useHandle(handle -> handle.execute("SET STATEMENT max_recursive_iterations = ? FOR INSERT INTO "
+                + tables.messageTable() + """
+                 (inbox, id, fingerprint_algorithm, content_type, content_type_version,
                                            fingerprint, received_at)
                 WITH RECURSIVE n (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
                 SELECT ?, CONCAT(?, i), 1, 'inbox.int64', 1, ?, ? FROM n""",
                 count + 1, count, inbox, prefix, new byte[32], receivedAt.toEpochMilli()));
-        jdbi.useHandle(handle -> handle.execute("ANALYZE TABLE inbox_message"));
+        jdbi.useHandle(handle -> handle.execute("ANALYZE TABLE " + tables.messageTable()));
     }
 
     @Override
     public void close() {
-        admin.useHandle(handle -> handle.execute("DROP DATABASE " + database));
+        admin.useHandle(handle -> {
+            handle.execute("DROP DATABASE " + database);
+            if (!tables.isDefault()) {
+                handle.execute("DROP DATABASE IF EXISTS " + tablesDatabase());
+            }
+        });
     }
 }

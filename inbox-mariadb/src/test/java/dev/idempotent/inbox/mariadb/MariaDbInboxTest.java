@@ -72,7 +72,7 @@ class MariaDbInboxTest {
 
     @BeforeEach
     void openDatabase() {
-        fixture = new MariaDbFixture();
+        fixture = MariaDbFixture.defaultNames();
         stock = Stock.create(fixture.jdbi(), "warehouse");
     }
 
@@ -558,12 +558,14 @@ class MariaDbInboxTest {
     @Test
     void newerSchemaVersionIsRefused() {
         open().close();
-        fixture.jdbi().useHandle(handle -> handle.execute("UPDATE inbox_schema SET version = 2 WHERE component = 'inbox'"));
+        fixture.jdbi().useHandle(handle -> handle.execute("UPDATE inbox_schema SET version = 2, revision = 0,"
+                + " min_release = '0.3.0' WHERE component = 'inbox'"));
 
         InboxStorageException refused = assertThrows(InboxStorageException.class, () -> fixture.builder().build());
 
         assertEquals(InboxStorageException.Kind.NEWER_SCHEMA, refused.kind());
-        assertTrue(refused.getMessage().contains("version 2"), refused.getMessage());
+        assertTrue(refused.getMessage().contains("schema 2.0"), refused.getMessage());
+        assertTrue(refused.getMessage().contains("release 0.3.0"), refused.getMessage());
     }
 
     @Test

@@ -45,7 +45,7 @@ class MariaDbJoinedTest {
 
     @BeforeEach
     void open() {
-        fixture = new MariaDbFixture();
+        fixture = MariaDbFixture.defaultNames();
         inbox = MariaDbInbox.builder(fixture.jdbi()).name("joined").busyTimeout(Duration.ofSeconds(1)).build();
         stock = Stock.create(fixture.jdbi(), "joined");
     }

@@ -1,13 +1,12 @@
 package dev.idempotent.inbox.mariadb;
 
-import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.spi.InboxStore;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import dev.idempotent.inbox.testkit.StoreContract;
 import java.time.Duration;
 import org.jdbi.v3.core.Handle;
 
-/** The store contract for {@link MariaDbStore}, in a database of its own on the test server. */
+/** The store contract for {@link MariaDbStore}, on the fixture's renamed tables in a database of their own. */
 class MariaDbStoreContractTest extends StoreContract {
 
     @Override
@@ -17,7 +16,8 @@ class MariaDbStoreContractTest extends StoreContract {
 
     @Override
     protected InboxStore<Handle> openStore(Duration busyTimeout) {
-        return new MariaDbStore(fixture.jdbi(), busyTimeout, SchemaMode.CREATE);
+        MariaDbFixture renamed = (MariaDbFixture) fixture;
+        return new MariaDbStore(renamed.jdbi(), renamed.builder().busyTimeout(busyTimeout).settings());
     }
 
     @Override
