@@ -207,6 +207,7 @@ class SqliteMigrationTest {
         assertEquals(List.of("inbox-schema-1", "inbox-kafka-offset-1", "inbox-schema-revision-1", "inbox-stored-results-1"),
                 SqliteInbox.jdbi(file).withHandle(handle -> handle.createQuery(
                         "SELECT id FROM databasechangelog ORDER BY orderexecuted").mapTo(String.class).list()));
+        Migrations.liquibaseValidate(file, null);
         worksUnderValidate(file, InboxTables.defaults());
         todaysClaimAndRead(file, "after");
     }
@@ -262,6 +263,7 @@ class SqliteMigrationTest {
         assertEquals(List.of(), objects(file, "$"), "no table named with the placeholder unfilled");
         assertEquals(List.of(), inboxSchema(file));
         assertEquals(KNOWN, level(file, "orders_"));
+        Migrations.liquibaseValidate(file, "orders_");
         worksUnderValidate(file, InboxTables.prefix("orders_"));
     }
 
