@@ -13,10 +13,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 class InboxTablesTest {
 
-    private static void refused(String startsWith, String contains, org.junit.jupiter.api.function.Executable call) {
+    private static void refused(String startsWith, String contains, Executable call) {
         IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, call);
         assertTrue(refused.getMessage().startsWith(startsWith), refused.getMessage());
         assertTrue(refused.getMessage().contains(contains), refused.getMessage());

@@ -10,6 +10,7 @@ import liquibase.changelog.ChangeLogParameters;
 import liquibase.command.CommandScope;
 import liquibase.command.core.UpdateCommandStep;
 import liquibase.command.core.UpdateCountCommandStep;
+import liquibase.command.core.ValidateCommandStep;
 import liquibase.command.core.helpers.DatabaseChangelogCommandStep;
 import liquibase.command.core.helpers.DbUrlConnectionArgumentsCommandStep;
 import liquibase.database.Database;
@@ -81,8 +82,27 @@ final class Migrations {
         liquibase(file, LIQUIBASE_CHANGELOG, null, null, count);
     }
 
+    /**
+     * Liquibase's validate of the default changelog, or of the prefixed one with {@code prefix}:
+     * the changelog is sound and the change sets applied have their checksums.
+     */
+    static void liquibaseValidate(Path file, String prefix) throws SQLException, LiquibaseException {
+        if (prefix == null) {
+            liquibase(ValidateCommandStep.COMMAND_NAME, file, LIQUIBASE_CHANGELOG, null, null, null);
+        } else {
+            liquibase(ValidateCommandStep.COMMAND_NAME, file, LIQUIBASE_PREFIXED_CHANGELOG, prefix,
+                    prefix + "databasechangelog", null);
+        }
+    }
+
     private static void liquibase(Path file, String changelog, String prefix, String changelogTable, Integer count)
             throws SQLException, LiquibaseException {
+        liquibase(count == null ? UpdateCommandStep.COMMAND_NAME : UpdateCountCommandStep.COMMAND_NAME, file,
+                changelog, prefix, changelogTable, count);
+    }
+
+    private static void liquibase(String[] command, Path file, String changelog, String prefix, String changelogTable,
+            Integer count) throws SQLException, LiquibaseException {
         try (Connection connection = DriverManager.getConnection(url(file))) {
             Database database = DatabaseFactory.getInstance()
                     .findCorrectDatabaseImplementation(new JdbcConnection(connection));
@@ -90,8 +110,7 @@ final class Migrations {
                 database.setDatabaseChangeLogTableName(changelogTable);
                 database.setDatabaseChangeLogLockTableName(changelogTable + "lock");
             }
-            CommandScope update = new CommandScope(count == null
-                    ? UpdateCommandStep.COMMAND_NAME : UpdateCountCommandStep.COMMAND_NAME)
+            CommandScope update = new CommandScope(command)
                     .addArgumentValue(DbUrlConnectionArgumentsCommandStep.DATABASE_ARG, database)
                     .addArgumentValue(UpdateCommandStep.CHANGELOG_FILE_ARG, changelog);
             if (count != null) {

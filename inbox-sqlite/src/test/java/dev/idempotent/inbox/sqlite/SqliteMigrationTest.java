@@ -14,8 +14,10 @@ import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.List;
-import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,10 +57,10 @@ class SqliteMigrationTest {
                 + "schema WHERE component = 'inbox'").mapTo(String.class).one());
     }
 
-    private static boolean hasRevision(java.sql.Connection connection, String prefix) {
-        try (var columns = connection.getMetaData().getColumns(null, null, prefix + "schema", "revision")) {
+    private static boolean hasRevision(Connection connection, String prefix) {
+        try (ResultSet columns = connection.getMetaData().getColumns(null, null, prefix + "schema", "revision")) {
             return columns.next();
-        } catch (java.sql.SQLException e) {
+        } catch (SQLException e) {
             throw new AssertionError(e);
         }
     }
@@ -207,6 +209,7 @@ class SqliteMigrationTest {
         assertEquals(List.of("inbox-schema-1", "inbox-kafka-offset-1", "inbox-schema-revision-1", "inbox-stored-results-1"),
                 SqliteInbox.jdbi(file).withHandle(handle -> handle.createQuery(
                         "SELECT id FROM databasechangelog ORDER BY orderexecuted").mapTo(String.class).list()));
+        Migrations.liquibaseValidate(file, null);
         worksUnderValidate(file, InboxTables.defaults());
         todaysClaimAndRead(file, "after");
     }
@@ -262,6 +265,7 @@ class SqliteMigrationTest {
         assertEquals(List.of(), objects(file, "$"), "no table named with the placeholder unfilled");
         assertEquals(List.of(), inboxSchema(file));
         assertEquals(KNOWN, level(file, "orders_"));
+        Migrations.liquibaseValidate(file, "orders_");
         worksUnderValidate(file, InboxTables.prefix("orders_"));
     }
 
