@@ -3,6 +3,7 @@ package dev.idempotent.inbox.examples;
 import dev.idempotent.inbox.mariadb.MariaDbInbox;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
+import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.io.PrintStream;
 import java.util.List;
@@ -43,8 +44,9 @@ final class SchemaCommand implements Callable<Integer> {
         }
     }
 
-    /** The adapters' migrations, in the order Flyway runs them: the inbox's tables, then the Kafka offsets'. */
-    static final List<String> SCRIPTS = List.of(InboxRows.SCHEMA_SCRIPT, InboxRows.KAFKA_OFFSET_SCRIPT);
+    /** The adapters' migrations with the default table names, in the order Flyway runs them. */
+    static final List<String> SCRIPTS =
+            SchemaMigrations.STEPS.stream().map(step -> SchemaMigrations.DEFAULT_NAMES + step.file()).toList();
 
     // Printing is all the command does; the option stays so that scripts written for it still run.
     @Option(names = "--print", description = "Print the DDL to standard output (what the command does anyway).")
@@ -60,7 +62,7 @@ final class SchemaCommand implements Callable<Integer> {
         Kind kind = kindOf(db);
         PrintStream out = System.out;
         out.println("-- The inbox's migrations for " + kind.shown + ", in order, as " + kind.resource(SCRIPTS.get(0))
-                + " and " + SCRIPTS.get(1) + " in its jar.");
+                + " and the next " + (SCRIPTS.size() - 1) + " beside it in its jar.");
         for (String script : SCRIPTS) {
             out.print(InboxRows.script(kind.adapter, script));
         }
