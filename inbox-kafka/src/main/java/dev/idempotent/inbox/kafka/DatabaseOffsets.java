@@ -30,7 +30,8 @@ final class DatabaseOffsets {
     private final InboxTables tables;
     private final String table;
     private final String select;
-    private final String insert;
+    private final String upsert;
+    private final String upsertMySql;
 
     /**
      * @param group the consumer group whose positions these are
@@ -41,8 +42,12 @@ final class DatabaseOffsets {
         this.tables = tables;
         this.table = tables.kafkaOffsetTable();
         this.select = "SELECT next_offset FROM " + table + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
-        this.insert = "INSERT INTO " + table + " AS o (consumer_group, topic, kafka_partition, next_offset)"
-                + " VALUES (?, ?, ?, ?)";
+        // The alias names the stored row in the WHERE, whatever the table's qualified name.
+        this.upsert = "INSERT INTO " + table + " AS o (consumer_group, topic, kafka_partition, next_offset)"
+                + " VALUES (?, ?, ?, ?) ON CONFLICT (consumer_group, topic, kafka_partition)"
+                + " DO UPDATE SET next_offset = excluded.next_offset WHERE o.next_offset < excluded.next_offset";
+        this.upsertMySql = "INSERT INTO " + table + " (consumer_group, topic, kafka_partition, next_offset)"
+                + " VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE next_offset = GREATEST(next_offset, VALUES(next_offset))";
     }
 
     /** {@return the qualified name of the table, for messages} */
@@ -146,18 +151,9 @@ final class DatabaseOffsets {
      * delivered again and their conflicts and rejections reported twice.
      */
     void write(Handle handle, TopicPartition partition, long nextOffset) {
-        handle.createUpdate(upsert(handle))
+        handle.createUpdate(isMySqlFamily(handle) ? upsertMySql : upsert)
                 .bind(0, group).bind(1, partition.topic()).bind(2, partition.partition()).bind(3, nextOffset)
                 .execute();
-    }
-
-    private String upsert(Handle handle) {
-        if (isMySqlFamily(handle)) {
-            return "INSERT INTO " + table + " (consumer_group, topic, kafka_partition, next_offset) VALUES (?, ?, ?, ?)"
-                    + " ON DUPLICATE KEY UPDATE next_offset = GREATEST(next_offset, VALUES(next_offset))";
-        }
-        return insert + " ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET next_offset = excluded.next_offset"
-                + " WHERE o.next_offset < excluded.next_offset";
     }
 
     private static boolean isMySqlFamily(Handle handle) {
