@@ -72,6 +72,11 @@ public abstract class ForwardingInbox<H> implements Inbox<H> {
     }
 
     @Override
+    public InboxTables tables() {
+        return delegate.tables();
+    }
+
+    @Override
     public InboxStats stats() {
         return delegate.stats();
     }

@@ -255,6 +255,18 @@ public interface Inbox<H> extends AutoCloseable {
      */
     String name();
 
+    /**
+     * Where this inbox keeps its tables: the prefix and schema it was built with (see
+     * {@link InboxBuilder#tables(InboxTables)}). For what works beside the inbox on its tables, such
+     * as a broker consumer that keeps its positions in the inbox's table of offsets, and for tests
+     * and tools that read the tables. Reads no database.
+     *
+     * @return the inbox's table names, never {@code null}; {@link InboxTables#defaults()} unless
+     *     the inbox was built with others
+     */
+    @Beta
+    InboxTables tables();
+
     /** {@return a snapshot of this instance's counters since it was built}; cheap, never blocks. */
     InboxStats stats();
 

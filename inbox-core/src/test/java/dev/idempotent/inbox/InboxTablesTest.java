@@ -12,6 +12,8 @@ import static org.quicktheories.generators.SourceDSL.strings;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
+import dev.idempotent.inbox.testing.InMemoryDatabase;
+import dev.idempotent.inbox.testing.TestInbox;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -128,5 +130,15 @@ class InboxTablesTest {
                         assertTrue(name.chars().allMatch(c -> rest.indexOf(c) >= 0), name);
                     }
                 });
+    }
+
+    @Test
+    void anInboxTellsTheTablesItWasBuiltWithAndAForwardingInboxTheSame() {
+        InboxTables orders = InboxTables.prefix("orders_").inSchema("billing");
+        try (TestInbox renamed = TestInbox.builder(new InMemoryDatabase()).name("orders").tables(orders).build();
+                TestInbox plain = TestInbox.builder(new InMemoryDatabase()).name("plain").build()) {
+            assertEquals(orders, renamed.tables(), "TestInbox forwards to the engine, which answers its settings'");
+            assertEquals(InboxTables.defaults(), plain.tables());
+        }
     }
 }

@@ -177,6 +177,11 @@ class VoidEffectTest {
         }
 
         @Override
+        public InboxTables tables() {
+            return InboxTables.defaults();
+        }
+
+        @Override
         public InboxStats stats() {
             throw new UnsupportedOperationException();
         }

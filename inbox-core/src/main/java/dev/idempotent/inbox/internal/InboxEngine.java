@@ -17,6 +17,7 @@ import dev.idempotent.inbox.InboxRetention;
 import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.InvalidMessageException;
 import dev.idempotent.inbox.Message;
 import dev.idempotent.inbox.MessageEffect;
@@ -530,6 +531,12 @@ public final class InboxEngine<H> implements Inbox<H> {
     @Override
     public String name() {
         return settings.name();
+    }
+
+    /** {@return the tables of this inbox's settings} */
+    @Override
+    public InboxTables tables() {
+        return settings.tables();
     }
 
     /** {@return a snapshot of this engine's counters} */

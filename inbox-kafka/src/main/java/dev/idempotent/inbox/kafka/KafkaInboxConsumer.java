@@ -97,8 +97,8 @@ public final class KafkaInboxConsumer<H> implements AutoCloseable {
      *
      * @throws IllegalStateException if called a second time
      * @throws dev.idempotent.inbox.InboxStorageException of kind {@code SCHEMA_MISSING}, before
-     *     subscribing, if positions are kept in the database and its table {@code inbox_kafka_offset}
-     *     is missing (the message names the migration)
+     *     subscribing, if positions are kept in the database and the inbox's table of offsets
+     *     ({@code inbox_kafka_offset} by default) is missing (the message names the migration)
      * @throws dev.idempotent.inbox.InboxException when the inbox refuses a batch for good (it is
      *     closed, read-only, corrupt, or of a newer schema); what committed before stays committed
      * @throws org.apache.kafka.common.KafkaException when Kafka fails in a way the consumer cannot
@@ -287,7 +287,7 @@ public final class KafkaInboxConsumer<H> implements AutoCloseable {
             Consumer<String, byte[]> consumer =
                     new KafkaConsumer<>(kafkaConfig, new StringDeserializer(), new ByteArrayDeserializer());
             String group = kafkaConfig.get(ConsumerConfig.GROUP_ID_CONFIG).toString();
-            DatabaseOffsets offsets = offsetStorage == OffsetStorage.DATABASE ? new DatabaseOffsets(group) : null;
+            DatabaseOffsets offsets = offsetStorage == OffsetStorage.DATABASE ? new DatabaseOffsets(group, inbox.tables()) : null;
             return new KafkaInboxConsumer<>(new PollLoop<>(consumer, Set.copyOf(topics), inbox, effect, reader,
                     offsets, listener, maxEffectAttempts, retryBackoff, pollTimeout, commitTimeout));
         }

@@ -544,7 +544,7 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
     private void requireOffsetTable() {
         try {
             inbox.<Void, RuntimeException>applyAll(List.of(), (tx, message) -> null,
-                    (tx, results) -> DatabaseOffsets.requireTable(DatabaseOffsets.handleOf(tx)));
+                    (tx, results) -> databaseOffsets.requireTable(DatabaseOffsets.handleOf(tx)));
         } catch (IllegalStateException e) {
             throw e; // not a Jdbi inbox
         } catch (RuntimeException e) {
@@ -552,7 +552,7 @@ final class PollLoop<H> implements ConsumerRebalanceListener {
                 throw e;
             }
             // A database that is busy or away now is met again, and retried, on assignment.
-            log.info("kafka consumer: could not check table {} before subscribing: {}", DatabaseOffsets.TABLE,
+            log.info("kafka consumer: could not check table {} before subscribing: {}", databaseOffsets.table(),
                     e.toString());
         }
     }

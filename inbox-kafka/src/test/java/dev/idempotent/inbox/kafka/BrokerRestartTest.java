@@ -3,6 +3,7 @@ package dev.idempotent.inbox.kafka;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -57,7 +58,7 @@ class BrokerRestartTest {
     }
 
     private static SqliteInbox ledger(Path file) {
-        SqliteInbox inbox = SqliteInbox.builder(file).build();
+        SqliteInbox inbox = SqliteInbox.builder(file).tables(InboxTables.prefix(TestDatabase.PREFIX)).build();
         inbox.jdbi().useHandle(h -> h.execute("CREATE TABLE IF NOT EXISTS applied (id TEXT NOT NULL, qty INTEGER NOT NULL)"));
         return inbox;
     }
@@ -184,7 +185,7 @@ class BrokerRestartTest {
                     () -> "committed " + committed + ", failure " + running.failure());
         }
         long stored = inbox.jdbi().withHandle(h -> h.createQuery(
-                        "SELECT next_offset FROM inbox_kafka_offset WHERE consumer_group = ? AND topic = ?")
+                        "SELECT next_offset FROM " + inbox.tables().kafkaOffsetTable() + " WHERE consumer_group = ? AND topic = ?")
                 .bind(0, group).bind(1, topic).mapTo(Long.class).one());
         assertEquals(end, stored, "the position is in the database");
         return inbox;

@@ -197,7 +197,7 @@ class CommitFailureTest {
         assertTrue(events.contains("committed 42"), "the records before it committed first: " + events);
         assertEquals(100, kafkaCommitted());
         if (storage == OffsetStorage.DATABASE) {
-            assertEquals(100L, (long) db.jdbi().withHandle(h -> h.createQuery("SELECT next_offset FROM inbox_kafka_offset")
+            assertEquals(100L, (long) db.jdbi().withHandle(h -> h.createQuery("SELECT next_offset FROM " + db.offsets())
                     .mapTo(Long.class).one()));
         }
     }
@@ -332,7 +332,7 @@ class CommitFailureTest {
         broker.send(topic, 0, List.of(Map.entry("r000", "A"), Map.entry("r001", "missing"), Map.entry("r002", "A"),
                 Map.entry("r000", "B"), Map.entry("r004", "missing"), Map.entry("r005", "A")));
         try (JdbiInbox sqlite = dev.idempotent.inbox.sqlite.SqliteInbox.builder(jdbi).busyTimeout(Duration.ofMillis(200))
-                        .build();
+                        .tables(dev.idempotent.inbox.InboxTables.prefix(TestDatabase.PREFIX)).build();
                 Running running = Running.start(KafkaInboxConsumer.builder(sqlite, config(),
                                 (Handle tx, ConsumerRecord<String, byte[]> record) -> {
                                     effectRuns.computeIfAbsent(record.key(), k -> new AtomicInteger()).incrementAndGet();
@@ -371,7 +371,7 @@ class CommitFailureTest {
                 "SELECT id || '@' || kafka_offset FROM refused ORDER BY id").mapTo(String.class).list()),
                 "each hand-off and the conflict once");
         assertEquals(6L, (long) jdbi.<Long, RuntimeException>withHandle(h -> h.createQuery(
-                "SELECT next_offset FROM inbox_kafka_offset").mapTo(Long.class).one()));
+                "SELECT next_offset FROM " + TestDatabase.PREFIX + "kafka_offset").mapTo(Long.class).one()));
     }
 
     /**

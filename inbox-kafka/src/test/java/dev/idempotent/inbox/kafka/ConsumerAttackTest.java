@@ -140,7 +140,7 @@ class ConsumerAttackTest {
     void databaseOutageLongerThanTheAttemptLimitSkipsNothing(OffsetStorage storage) throws Exception {
         broker.send(topic, 0, records("r", 20));
         try (FaultRelay relay = new FaultRelay(InetAddress.getLoopbackAddress().getHostAddress(), 5432);
-                JdbiInbox inbox = PostgresInbox.builder(db.postgresVia(relay.port())).build()) {
+                JdbiInbox inbox = PostgresInbox.builder(db.postgresVia(relay.port())).tables(db.tables()).build()) {
             CountDownLatch firstApplied = new CountDownLatch(1);
             try (Running running = Running.start(builder(inbox, "a", Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5),
                     (tx, record) -> {
@@ -175,8 +175,8 @@ class ConsumerAttackTest {
     void databaseOutageWhilePartitionsAreAssignedWaitsForTheStoredPosition() throws Exception {
         broker.send(topic, 0, records("r", 20));
         try (FaultRelay relay = new FaultRelay(InetAddress.getLoopbackAddress().getHostAddress(), 5432);
-                JdbiInbox inbox = PostgresInbox.builder(db.postgresVia(relay.port())).build()) {
-            db.jdbi().useHandle(h -> h.execute("INSERT INTO inbox_kafka_offset VALUES (?, ?, 0, 5)", group, topic));
+                JdbiInbox inbox = PostgresInbox.builder(db.postgresVia(relay.port())).tables(db.tables()).build()) {
+            db.jdbi().useHandle(h -> h.execute("INSERT INTO " + db.offsets() + " VALUES (?, ?, 0, 5)", group, topic));
             relay.goDown();
             try (Running running = Running.start(builder(inbox, "a", Map.of(), (tx, record) -> {})
                     .offsetStorage(OffsetStorage.DATABASE).build())) {
@@ -391,7 +391,7 @@ class ConsumerAttackTest {
     }
 
     private long storedPosition() {
-        return db.jdbi().withHandle(h -> h.createQuery("SELECT next_offset FROM inbox_kafka_offset"
+        return db.jdbi().withHandle(h -> h.createQuery("SELECT next_offset FROM " + db.offsets()
                         + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = 0")
                 .bind(0, group).bind(1, topic).mapTo(Long.class).one());
     }

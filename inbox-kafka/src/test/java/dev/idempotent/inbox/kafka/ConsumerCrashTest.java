@@ -106,7 +106,7 @@ class ConsumerCrashTest {
             Jdbi jdbi = Jdbi.create(ConsumerProcess.postgresUrl(schema));
             jdbi.useHandle(h -> ConsumerProcess.LEDGER.forEach(h::execute));
             // The instances would race to create the inbox's and the positions' tables otherwise.
-            try (var inbox = dev.idempotent.inbox.postgres.PostgresInbox.builder(jdbi).build()) {
+            try (var inbox = dev.idempotent.inbox.postgres.PostgresInbox.builder(jdbi).tables(ConsumerProcess.TABLES).build()) {
                 inbox.find("warm-up");
             }
             Stream stream = new Stream(run + 10, "postgres:" + schema, jdbi, storage);
@@ -232,7 +232,8 @@ class ConsumerCrashTest {
             if (storage == OffsetStorage.DATABASE) {
                 try {
                     jdbi.useHandle(h -> h.createQuery(
-                                    "SELECT topic, kafka_partition, next_offset FROM inbox_kafka_offset WHERE consumer_group = ?")
+                                    "SELECT topic, kafka_partition, next_offset FROM " + ConsumerProcess.TABLES.kafkaOffsetTable()
+                                            + " WHERE consumer_group = ?")
                             .bind(0, group)
                             .map((rs, ctx) -> Map.entry(new TopicPartition(rs.getString(1), rs.getInt(2)), rs.getLong(3)))
                             .forEach(e -> positions.put(e.getKey(), e.getValue())));

@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.kafka;
 
 import dev.idempotent.inbox.Inbox;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.postgres.PostgresInbox;
 import dev.idempotent.inbox.sqlite.SqliteInbox;
@@ -38,6 +39,9 @@ public final class ConsumerProcess {
                     + " record_offset BIGINT NOT NULL)",
             "CREATE TABLE total (n INTEGER PRIMARY KEY, qty BIGINT NOT NULL)",
             "INSERT INTO total (n, qty) VALUES (1, 0)");
+
+    /** The consumers' inboxes keep their tables, and their positions, under a prefix of their own. */
+    static final InboxTables TABLES = InboxTables.prefix(TestDatabase.PREFIX);
 
     private ConsumerProcess() {}
 
@@ -78,11 +82,13 @@ public final class ConsumerProcess {
         tx.execute("UPDATE total SET qty = qty + ? WHERE n = 1", qty);
     }
 
+    /** An inbox on the tables {@link #TABLES} names, in the database the argument names. */
     private static Inbox<Handle> inbox(String database) {
         if (database.startsWith("sqlite:")) {
-            return SqliteInbox.builder(Path.of(database.substring("sqlite:".length()))).build();
+            return SqliteInbox.builder(Path.of(database.substring("sqlite:".length()))).tables(TABLES).build();
         }
-        return PostgresInbox.builder(Jdbi.create(postgresUrl(database.substring("postgres:".length())))).build();
+        return PostgresInbox.builder(Jdbi.create(postgresUrl(database.substring("postgres:".length()))))
+                .tables(TABLES).build();
     }
 
     /**

@@ -18,11 +18,10 @@ import org.jdbi.v3.core.Jdbi;
  * <p>By default the inboxes {@link #builder()} builds keep their tables elsewhere: prefix
  * {@value #PREFIX} in a second database of the fixture's ({@link #tables()}), so every suite run on
  * the fixture proves that each statement of the store names its tables as {@code InboxTables} says,
- * qualified. The testkit counts rows in {@code inbox_message} through {@link #jdbi()}; for it the
- * fixture keeps, in its default database, a view of that name over the renamed table. The view is
- * of algorithm TEMPTABLE, which MariaDB never writes through, so a statement of the store that
- * still named {@code inbox_message} would fail rather than pass through it.
- * {@link #defaultNames()} builds a fixture whose inboxes keep the default names. The server is 127.0.0.1:3306, user {@code root}
+ * qualified; nothing of the inbox's is in the fixture's own database, so a statement of the store
+ * that named a table unqualified would fail. The testkit reads the records by the names
+ * {@link #tables()} gives. {@link #defaultNames()} builds a fixture whose inboxes keep the default
+ * names. The server is 127.0.0.1:3306, user {@code root}
  * with an empty password, unless {@code INBOX_MARIADB_HOST}, {@code INBOX_MARIADB_PORT},
  * {@code INBOX_MARIADB_USER} or {@code INBOX_MARIADB_PASSWORD} say otherwise.
  */
@@ -58,7 +57,7 @@ final class MariaDbFixture implements InboxFixture {
      * @param renamed whether the inboxes keep their tables under prefix {@value #PREFIX} in a second
      *     database, rather than under the default names in the fixture's database
      * @param create whether renamed tables are created now, by an inbox of schema mode CREATE; if
-     *     not, the test creates them (with a migration tool) and then calls {@link #tablesCreated()}
+     *     not, the test creates them (with a migration tool)
      */
     MariaDbFixture(boolean groupCommit, boolean renamed, boolean create) {
         this.groupCommit = groupCommit;
@@ -73,7 +72,6 @@ final class MariaDbFixture implements InboxFixture {
             admin.useHandle(handle -> handle.execute("CREATE DATABASE " + tablesDatabase() + " CHARACTER SET utf8mb4"));
             if (create) {
                 MariaDbInbox.builder(jdbi).tables(tables).build().close();
-                tablesCreated();
             }
         }
     }
@@ -84,21 +82,14 @@ final class MariaDbFixture implements InboxFixture {
     }
 
     /** Where the fixture's inboxes keep their tables. */
-    InboxTables tables() {
+    @Override
+    public InboxTables tables() {
         return tables;
     }
 
     /** The database the tables are in: a second one of the fixture's, unless they have the default names. */
     String tablesDatabase() {
         return tables.schema().orElse(database);
-    }
-
-    /** Gives the testkit, which counts rows in {@code inbox_message}, its read-only view of the renamed table. */
-    void tablesCreated() {
-        if (!tables.isDefault()) {
-            jdbi.useHandle(handle -> handle.execute("CREATE ALGORITHM = TEMPTABLE VIEW inbox_message AS SELECT * FROM "
-                    + tables.messageTable()));
-        }
     }
 
     private static String environment(String name, String fallback) {

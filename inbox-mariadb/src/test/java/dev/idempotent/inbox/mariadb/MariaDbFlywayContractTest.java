@@ -14,7 +14,6 @@ class MariaDbFlywayContractTest extends InboxContract {
     protected InboxFixture openFixture() {
         MariaDbFixture fixture = new MariaDbFixture(false, true, false);
         Migrations.flywayPrefixed(fixture.tablesDatabase(), MariaDbFixture.PREFIX).load().migrate();
-        fixture.tablesCreated();
         return new ValidatingFixture(fixture);
     }
 }

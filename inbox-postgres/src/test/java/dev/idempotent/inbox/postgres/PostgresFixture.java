@@ -24,10 +24,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * in a schema of their own ({@link #tables()}), which no connection's {@code search_path} names,
  * so every suite run on this fixture proves that every statement of the inbox names its tables
  * qualified; the tables are created (or migrated) when the fixture opens. The testkit's suites
- * count records by the default name {@code inbox_message}: a read-only view of that name over the
- * renamed table, in a third schema at the end of {@link #jdbi()}'s {@code search_path}, answers
- * them, and refuses the writes a store that wrote the default name would send. {@link
- * #withDefaultNames()} keeps the default names in the fixture's schema.
+ * read the records by the names {@link #tables()} gives. {@link #withDefaultNames()} keeps the
+ * default names in the fixture's schema.
  */
 final class PostgresFixture implements InboxFixture {
 
@@ -53,7 +51,6 @@ final class PostgresFixture implements InboxFixture {
 
     private final String schema;
     private final InboxTables tables;
-    private final String mirror;
     private final Jdbi admin;
     private final Jdbi jdbi;
     private final Jdbi inboxJdbi;
@@ -77,17 +74,12 @@ final class PostgresFixture implements InboxFixture {
         admin.useHandle(handle -> handle.execute("CREATE SCHEMA " + schema));
         if (kind == Tables.DEFAULT) {
             this.tables = InboxTables.defaults();
-            this.mirror = null;
             this.jdbi = jdbi("");
             this.inboxJdbi = jdbi;
             return;
         }
         this.tables = InboxTables.prefix(PREFIX).inSchema(schema + "_tables");
-        this.mirror = schema + "_mirror";
-        admin.useHandle(handle -> {
-            handle.execute("CREATE SCHEMA " + tables.schema().orElseThrow());
-            handle.execute("CREATE SCHEMA " + mirror);
-        });
+        admin.useHandle(handle -> handle.execute("CREATE SCHEMA " + tables.schema().orElseThrow()));
         this.jdbi = jdbi("");
         this.inboxJdbi = Jdbi.create(dataSource(PORT, "-c search_path=" + schema));
         if (kind == Tables.RENAMED_BY_FLYWAY) {
@@ -95,9 +87,6 @@ final class PostgresFixture implements InboxFixture {
         } else {
             PostgresInbox.builder(inboxJdbi).tables(tables).build().close();
         }
-        // UNION ALL makes the view read-only: a store's INSERT into inbox_message fails on it.
-        admin.useHandle(handle -> handle.execute("CREATE VIEW " + mirror + ".inbox_message AS SELECT * FROM "
-                + tables.messageTable() + " UNION ALL SELECT * FROM " + tables.messageTable() + " WHERE false"));
     }
 
     /** A fixture whose inboxes keep the default names, in the fixture's schema, created on first use. */
@@ -106,13 +95,14 @@ final class PostgresFixture implements InboxFixture {
     }
 
     /** Where the inboxes of {@link #builder()} keep their tables. */
-    InboxTables tables() {
+    @Override
+    public InboxTables tables() {
         return tables;
     }
 
     /** The {@code search_path} of the fixture's connections, for a data source of a test's own. */
     String searchPath() {
-        return mirror == null ? schema : schema + "," + mirror;
+        return schema;
     }
 
     private static String environment(String name, String fallback) {
@@ -216,6 +206,6 @@ final class PostgresFixture implements InboxFixture {
     @Override
     public void close() {
         admin.useHandle(handle -> handle.execute("DROP SCHEMA " + schema
-                + (mirror == null ? "" : ", " + mirror + ", " + tables.schema().orElseThrow()) + " CASCADE"));
+                + tables.schema().map(tablesSchema -> ", " + tablesSchema).orElse("") + " CASCADE"));
     }
 }

@@ -103,7 +103,7 @@ class PostgresGroupCommitTest {
         assertEquals(1, transactions, "the seven queued messages were committed together: " + transactionOf);
         assertNotEquals(transactionOf.get("blocker"), transactionOf.get("item-0"));
         assertEquals(71, stock.total());
-        assertEquals(8, Stock.inboxRows(fixture.jdbi(), "warehouse"));
+        assertEquals(8, Stock.inboxRows(fixture, "warehouse"));
     }
 
     @Test
@@ -129,7 +129,7 @@ class PostgresGroupCommitTest {
             }
         }
         assertEquals(1 + 6 * 10, stock.total());
-        assertEquals(7, Stock.inboxRows(fixture.jdbi(), "warehouse"));
+        assertEquals(7, Stock.inboxRows(fixture, "warehouse"));
         assertTrue(inbox.find("item-3").isEmpty());
         assertInstanceOf(Outcome.Applied.class,
                 inbox.apply("item-3", Content.of(10), tx -> receive(tx, "item-3", "item-3", 10)),

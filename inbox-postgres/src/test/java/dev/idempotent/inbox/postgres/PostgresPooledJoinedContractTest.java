@@ -3,6 +3,7 @@ package dev.idempotent.inbox.postgres;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import dev.idempotent.inbox.testkit.JoinedContract;
 import java.time.Instant;
@@ -49,6 +50,11 @@ class PostgresPooledJoinedContractTest extends JoinedContract {
         @Override
         public InboxBuilder<PostgresInbox> builder() {
             return PostgresInbox.builder(jdbi).tables(database.tables());
+        }
+
+        @Override
+        public InboxTables tables() {
+            return database.tables();
         }
 
         @Override

@@ -6,26 +6,18 @@ import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.testkit.InboxFixture;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.statement.SqlStatements;
-import org.jdbi.v3.core.statement.TemplateEngine;
 
 /**
  * A real SQLite file in a test's temporary directory, whose inboxes keep their tables under prefix
  * {@link #PREFIX} rather than the default {@code inbox_}: every suite run on it proves the names.
- *
- * <p>The testkit's own reads of the table of records (the contracts' row counts) name
- * {@code inbox_message}; the fixture's {@link #jdbi()} renders that name as this fixture's table.
- * The inboxes it builds open a Jdbi of their own, so none of the store's statements is rewritten.
+ * The testkit reads the table of records by the names {@link #tables()} gives.
  */
 final class SqliteFixture implements InboxFixture {
 
     /** The prefix of the fixture's tables. */
     static final String PREFIX = "t1_";
-
-    private static final Pattern TESTKIT_TABLE = Pattern.compile("\\binbox_message\\b");
 
     private final Path file;
     private final Jdbi jdbi;
@@ -42,10 +34,6 @@ final class SqliteFixture implements InboxFixture {
         this.commitMode = commitMode;
         this.tables = InboxTables.prefix(PREFIX);
         this.jdbi = SqliteInbox.jdbi(file);
-        TemplateEngine rendering = jdbi.getConfig(SqlStatements.class).getTemplateEngine();
-        String messageTable = tables.messageTable();
-        jdbi.setTemplateEngine((template, context) ->
-                TESTKIT_TABLE.matcher(rendering.render(template, context)).replaceAll(messageTable));
     }
 
     Path file() {
@@ -53,7 +41,8 @@ final class SqliteFixture implements InboxFixture {
     }
 
     /** {@return the names of the tables of the inboxes {@link #builder()} builds} */
-    InboxTables tables() {
+    @Override
+    public InboxTables tables() {
         return tables;
     }
 

@@ -201,7 +201,7 @@ public abstract class GroupCommitContract {
     }
 
     private long rows() {
-        return Stock.inboxRows(fixture.jdbi(), INBOX);
+        return Stock.inboxRows(fixture, INBOX);
     }
 
     private static long qty(Message message) {

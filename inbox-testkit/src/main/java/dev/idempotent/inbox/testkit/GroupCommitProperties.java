@@ -155,7 +155,7 @@ public abstract class GroupCommitProperties {
             assertEquals(appliedQty.values().stream().mapToLong(Long::longValue).sum(), stock.total(),
                     "total = sum of qty over the distinct ids applied");
             assertEquals(appliedQty.size(), completedEffects.get());
-            assertEquals(appliedQty.size(), Stock.inboxRows(fixture.jdbi(), name), "a failed call recorded nothing");
+            assertEquals(appliedQty.size(), Stock.inboxRows(fixture, name), "a failed call recorded nothing");
             for (String id : Generators.IDS) {
                 assertEquals(appliedQty.containsKey(id), inbox.find(id).isPresent(), "record of " + id);
             }

@@ -106,7 +106,7 @@ public abstract class InboxContract {
     }
 
     private long rows(Inbox<Handle> inbox) {
-        return Stock.inboxRows(fixture.jdbi(), inbox.name());
+        return Stock.inboxRows(fixture, inbox.name());
     }
 
     /** Compares the counters one by one, and checks that attempts is their sum. */

@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.testkit;
 
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.time.Instant;
 import org.jdbi.v3.core.Jdbi;
@@ -21,6 +22,17 @@ public interface InboxFixture extends AutoCloseable {
      * @return a builder with default settings
      */
     InboxBuilder<? extends JdbiInbox> builder();
+
+    /**
+     * Where the inboxes of {@link #builder()} keep their tables: the names the suites read rows
+     * by (row counts, what a purge kept). A fixture whose builder sets
+     * {@link InboxBuilder#tables(InboxTables)} returns the same names here.
+     *
+     * @return the tables; {@link InboxTables#defaults()} unless overridden
+     */
+    default InboxTables tables() {
+        return InboxTables.defaults();
+    }
 
     /**
      * Makes another connection hold what {@code apply(id, ...)} on inbox {@code inbox} must wait

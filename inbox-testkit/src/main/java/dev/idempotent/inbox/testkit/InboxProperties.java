@@ -126,7 +126,7 @@ public abstract class InboxProperties {
             }
             assertEquals(sum(firstQty), stock.total(), "total = sum of qty over distinct applied ids");
             assertEquals(appliedCount, effects.get(), "the effect ran exactly once per Applied");
-            assertEquals(firstQty.size(), Stock.inboxRows(fixture.jdbi(), name), "one inbox row per applied id");
+            assertEquals(firstQty.size(), Stock.inboxRows(fixture, name), "one inbox row per applied id");
             assertEquals(deliveries.size(), inbox.stats().attempts());
             assertEquals(appliedCount, inbox.stats().applied());
         }
@@ -186,7 +186,7 @@ public abstract class InboxProperties {
             assertEquals(0, reopened.stats().applied(), "nothing is applied twice across a restart");
             assertEquals(effectsBefore, effects.get());
             assertEquals(total, stock.total());
-            assertEquals(firstQty.size(), Stock.inboxRows(fixture.jdbi(), name), "one inbox row per applied id");
+            assertEquals(firstQty.size(), Stock.inboxRows(fixture, name), "one inbox row per applied id");
         }
     }
 
@@ -333,7 +333,7 @@ public abstract class InboxProperties {
             }
             assertEquals(sum(firstQty), stock.total(), "total = sum of qty over distinct applied ids");
             assertEquals(appliedCount, effects.get(), "the effect completed exactly once per Applied");
-            assertEquals(firstQty.size(), Stock.inboxRows(fixture.jdbi(), name), "one inbox row per applied id");
+            assertEquals(firstQty.size(), Stock.inboxRows(fixture, name), "one inbox row per applied id");
             assertEquals(appliedCount, inbox.stats().applied());
             assertEquals(failedCount, inbox.stats().failed());
             assertEquals(0, inbox.stats().busy());

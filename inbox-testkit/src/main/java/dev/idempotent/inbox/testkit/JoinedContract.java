@@ -261,7 +261,7 @@ public abstract class JoinedContract {
     }
 
     private long rows(JdbiInbox inbox) {
-        return Stock.inboxRows(fixture.jdbi(), inbox.name());
+        return Stock.inboxRows(fixture, inbox.name());
     }
 
     private long logRows() {
@@ -928,7 +928,7 @@ public abstract class JoinedContract {
             }
             assertEquals(committedFirst.values().stream().mapToLong(Long::longValue).sum(), own.total(),
                     "total = sum of qty over distinct applied ids");
-            assertEquals(committedFirst.size(), Stock.inboxRows(fixture.jdbi(), name));
+            assertEquals(committedFirst.size(), Stock.inboxRows(fixture, name));
             assertEquals(committedApplied, inbox.stats().applied(), "counted only what committed");
         } catch (Exception e) {
             throw new AssertionError(e);

@@ -83,7 +83,7 @@ public abstract class RetentionContract {
     }
 
     private long rows() {
-        return Stock.inboxRows(fixture.jdbi(), "warehouse");
+        return Stock.inboxRows(fixture, "warehouse");
     }
 
     /** Rows received at {@code receivedAt}, written straight into the inbox table. */

@@ -211,7 +211,7 @@ public abstract class RetentionProperties {
             stored.values().removeIf(received -> received.isBefore(cutoff));
             // One query for all ids rather than a find() each: on PostgreSQL each is a connection.
             List<String> kept = fixture.jdbi().withHandle(handle -> handle
-                    .createQuery("SELECT id FROM inbox_message WHERE inbox = ?")
+                    .createQuery("SELECT id FROM " + fixture.tables().messageTable() + " WHERE inbox = ?")
                     .bind(0, name)
                     .mapTo(String.class)
                     .list());

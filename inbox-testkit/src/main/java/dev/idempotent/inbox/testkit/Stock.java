@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.testkit;
 
+import dev.idempotent.inbox.InboxTables;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 
@@ -57,16 +58,43 @@ public final class Stock {
     }
 
     /**
-     * The committed number of inbox rows of inbox {@code inbox}, read through a connection of its own.
+     * The committed number of rows of inbox {@code inbox} in the table of records of the fixture's
+     * inboxes ({@link InboxFixture#tables()}), read through a connection of its own.
+     *
+     * @param fixture the fixture whose database and tables to read
+     * @param inbox the inbox's name
+     * @return the number of rows
+     */
+    public static long inboxRows(InboxFixture fixture, String inbox) {
+        return inboxRows(fixture.jdbi(), fixture.tables(), inbox);
+    }
+
+    /**
+     * The committed number of rows of inbox {@code inbox} in the table of records named by
+     * {@code tables}, read through a connection of its own.
+     *
+     * @param jdbi the database
+     * @param tables the names of the inbox's tables
+     * @param inbox the inbox's name
+     * @return the number of rows
+     */
+    public static long inboxRows(Jdbi jdbi, InboxTables tables, String inbox) {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT COUNT(*) FROM " + tables.messageTable()
+                        + " WHERE inbox = ?")
+                .bind(0, inbox)
+                .mapTo(Long.class)
+                .one());
+    }
+
+    /**
+     * The committed number of rows of inbox {@code inbox} in the table of records of the default
+     * names ({@link InboxTables#defaults()}), read through a connection of its own.
      *
      * @param jdbi the database
      * @param inbox the inbox's name
      * @return the number of rows
      */
     public static long inboxRows(Jdbi jdbi, String inbox) {
-        return jdbi.withHandle(handle -> handle.createQuery("SELECT COUNT(*) FROM inbox_message WHERE inbox = ?")
-                .bind(0, inbox)
-                .mapTo(Long.class)
-                .one());
+        return inboxRows(jdbi, InboxTables.defaults(), inbox);
     }
 }

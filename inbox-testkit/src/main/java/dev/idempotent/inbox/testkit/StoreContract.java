@@ -182,7 +182,7 @@ public abstract class StoreContract {
         tx.commit();
 
         assertEquals(Optional.of(record("snack-7", content, T0, false)), store.find(INBOX, "snack-7"));
-        assertEquals(1, Stock.inboxRows(fixture.jdbi(), INBOX));
+        assertEquals(1, Stock.inboxRows(fixture, INBOX));
     }
 
     @Test
@@ -250,7 +250,7 @@ public abstract class StoreContract {
         tx.rollback();
 
         assertEquals(Optional.empty(), store.find(INBOX, "snack-7"));
-        assertEquals(0, Stock.inboxRows(fixture.jdbi(), INBOX));
+        assertEquals(0, Stock.inboxRows(fixture, INBOX));
         assertEquals(0, stock.total());
         committed("snack-7", Content.of(7), T0);
     }
@@ -333,7 +333,7 @@ public abstract class StoreContract {
         assertEquals(Optional.empty(), store.find(INBOX, "a2"));
         assertEquals(Optional.empty(), store.find(INBOX, "b1"));
         assertTrue(store.find(INBOX, "c1").isPresent());
-        assertEquals(2, Stock.inboxRows(fixture.jdbi(), INBOX));
+        assertEquals(2, Stock.inboxRows(fixture, INBOX));
     }
 
     @Test
@@ -449,7 +449,7 @@ public abstract class StoreContract {
 
         assertEquals(new PurgeBatch(2, Optional.of(new PurgePosition(T0.plusSeconds(1), "c"))), batch);
         assertTrue(store.find(INBOX, "a").isPresent(), "the row at the position itself is not deleted again");
-        assertEquals(1, Stock.inboxRows(fixture.jdbi(), INBOX));
+        assertEquals(1, Stock.inboxRows(fixture, INBOX));
     }
 
     @Test
@@ -561,7 +561,7 @@ public abstract class StoreContract {
         }
 
         assertEquals(List.of(1L, 1L), stocks.stream().map(Stock::total).toList());
-        assertEquals(2, Stock.inboxRows(fixture.jdbi(), INBOX));
+        assertEquals(2, Stock.inboxRows(fixture, INBOX));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.idempotent.inbox.testkit;
 
 import dev.idempotent.inbox.InboxBuilder;
+import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.time.Instant;
@@ -32,6 +33,11 @@ public final class ValidatingFixture implements InboxFixture {
     @Override
     public InboxBuilder<? extends JdbiInbox> builder() {
         return base.builder().schema(SchemaMode.VALIDATE);
+    }
+
+    @Override
+    public InboxTables tables() {
+        return base.tables();
     }
 
     @Override
