@@ -112,6 +112,32 @@ class InboxAutoConfigurationTest {
     }
 
     @Test
+    void onMariaDbTheTablesSchemaIsADatabaseAndHealthReadsTheLevelThere() throws Exception {
+        String suffix = java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String app = "inbox_boot_" + suffix;
+        String tables = "inbox_boot_t_" + suffix;
+        mariaDb("CREATE DATABASE " + app);
+        mariaDb("CREATE DATABASE " + tables);
+        try {
+            runner.withPropertyValues("spring.datasource.url=" + MARIADB_SERVER + app + "?useAffectedRows=true",
+                    "spring.datasource.username=" + MARIADB_USER, "inbox.schema=create",
+                    "inbox.tables.prefix=ibx_", "inbox.tables.schema=" + tables).run(context -> {
+                assertThat(context).hasNotFailed().hasSingleBean(MariaDbInbox.class);
+                assertInstanceOf(Outcome.Applied.class,
+                        context.getBean(SpringInbox.class).apply("m-1", Content.of(1), tx -> { }));
+                Health health = context.getBean(InboxHealthIndicator.class).health(true);
+                assertEquals(Status.UP, health.getStatus(), health::toString);
+                assertEquals("tables ibx_* in schema " + tables, health.getDetails().get("tables"));
+                assertEquals(dev.idempotent.inbox.spi.jdbc.SchemaMigrations.known("inbox").toString(),
+                        health.getDetails().get("schemaLevel"));
+            });
+        } finally {
+            mariaDb("DROP DATABASE IF EXISTS " + app);
+            mariaDb("DROP DATABASE IF EXISTS " + tables);
+        }
+    }
+
+    @Test
     void validateIsPostgresDefaultAndFailsStartUpOnAMissingSchema() {
         try (PostgresSchema schema = new PostgresSchema()) {
             ApplicationContextRunner postgres = runner.withPropertyValues("spring.datasource.url=" + schema.url(),
