@@ -161,11 +161,14 @@ public final class SpringInbox {
     /**
      * This inbox storing each effect's result with its record, encoded by {@code codec}: a retry
      * then gets the first call's answer in its {@link Outcome.Duplicate}. Its calls join the
-     * Spring-managed transaction as this one's do, and store the result in it.
+     * Spring-managed transaction as this one's do, and store the result in it. Costs nothing until
+     * used; views of one inbox may have different codecs, so make one per codec and keep it.
      *
      * @param <R> the result type
      * @param codec how results are stored and read; not {@code null}
      * @return the view; thread-safe, ended by closing the inbox
+     * @throws IllegalArgumentException if the codec's type name is not 1 to 100 characters without
+     *     control characters, or its version is negative
      */
     @Beta
     public <R> SpringResultInbox<R> storingResults(ResultCodec<R> codec) {
