@@ -32,9 +32,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param commitMode How the inbox's own transactions are formed: 'group' by default on SQLite,
  *     'per-caller' elsewhere. Calls that join a Spring-managed transaction run in it, whatever this
  *     says.
- * @param schema What the inbox does about its tables at start-up: 'create' them if absent (the
- *     default on SQLite), 'validate' that they and the schema version are there (the default
- *     elsewhere, where migrations are usually the team's), or 'none'.
+ * @param schema What the inbox does about its tables at start-up, after Spring Boot's Flyway and
+ *     Liquibase have run: 'create' the tables or run the schema steps they lack (the default on
+ *     SQLite), 'validate' that they are there and up to date (the default elsewhere, where
+ *     migrations are usually the team's), or 'none'.
  * @param tables Where the inbox's tables are: their name prefix ('inbox_' by default) and the
  *     schema (PostgreSQL) or database (MariaDB) they live in.
  * @param maxResultBytes The largest encoded result a SpringInbox's storingResults view stores, in
