@@ -70,6 +70,7 @@ public final class InboxAutoConfiguration {
     public JdbiInbox inbox(DataSource dataSource, InboxProperties properties, ObjectProvider<InboxListener> listeners,
             ObjectProvider<CallObserver> observers, ObjectProvider<CallContext> callContexts) {
         InboxStores.Store store = InboxStores.of(dataSource);
+        InboxStores.checkTables(store, "inbox.tables", properties.tables());
         return new Extensions(listeners, observers, callContexts).build(
                 properties.applyTo(InboxStores.builder(store, InboxStores.jdbi(dataSource))),
                 properties.schema() == null ? store.defaultSchemaMode : properties.schema());

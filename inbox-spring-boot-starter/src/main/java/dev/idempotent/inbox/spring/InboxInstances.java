@@ -46,6 +46,7 @@ final class InboxInstances {
     JdbiInbox inbox(String key) {
         InboxProperties.Instance instance = Objects.requireNonNull(properties.instances().get(key), key);
         InboxStores.Store store = InboxStores.of(dataSource);
+        InboxStores.checkTables(store, "inbox.instances." + key + ".tables", instance.tables());
         return extensions.build(
                 InboxProperties.applyTo(InboxStores.builder(store, InboxStores.jdbi(dataSource)), key, instance),
                 instance.schema() == null ? store.defaultSchemaMode : instance.schema());

@@ -85,6 +85,22 @@ final class InboxStores {
         });
     }
 
+    /**
+     * Refuses, by the property's name, table settings the store cannot honour, before the inbox is
+     * built (whose own refusal could not name the property).
+     *
+     * @param store the data source's store
+     * @param property the tables' property, such as {@code inbox.tables}
+     * @param tables the tables' settings, or {@code null}
+     * @throws IllegalArgumentException naming {@code property.schema} for a schema on SQLite
+     */
+    static void checkTables(Store store, String property, InboxProperties.Tables tables) {
+        if (store == Store.SQLITE && tables != null && tables.schema() != null) {
+            throw new IllegalArgumentException(property + ".schema: SQLite has no schemas, so the inbox's tables cannot"
+                    + " be put in schema '" + tables.schema() + "'; leave it unset (" + property + ".prefix still applies)");
+        }
+    }
+
     static InboxBuilder<? extends JdbiInbox> builder(Store store, Jdbi jdbi) {
         return switch (store) {
             case SQLITE -> sqlite(jdbi);

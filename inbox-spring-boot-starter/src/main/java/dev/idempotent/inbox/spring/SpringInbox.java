@@ -1,10 +1,12 @@
 package dev.idempotent.inbox.spring;
 
+import dev.idempotent.inbox.Beta;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.Effect;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.PendingOutcome;
+import dev.idempotent.inbox.ResultCodec;
 import dev.idempotent.inbox.VoidEffect;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.sql.Connection;
@@ -152,17 +154,56 @@ public final class SpringInbox {
     public <R, X extends Exception> Outcome<R> apply(String id, Content content, Instant originTime,
             Effect<Handle, R, X> effect) throws X {
         Objects.requireNonNull(effect, "effect");
+        return apply(effect, (connection, call) -> inbox.applyIn(connection, id, content, originTime, call),
+                () -> inbox.apply(id, content, originTime, effect));
+    }
+
+    /**
+     * This inbox storing each effect's result with its record, encoded by {@code codec}: a retry
+     * then gets the first call's answer in its {@link Outcome.Duplicate}. Its calls join the
+     * Spring-managed transaction as this one's do, and store the result in it. Costs nothing until
+     * used; views of one inbox may have different codecs, so make one per codec and keep it.
+     *
+     * @param <R> the result type
+     * @param codec how results are stored and read; not {@code null}
+     * @return the view; thread-safe, ended by closing the inbox
+     * @throws IllegalArgumentException if the codec's type name is not 1 to 100 characters without
+     *     control characters, or its version is negative
+     */
+    @Beta
+    public <R> SpringResultInbox<R> storingResults(ResultCodec<R> codec) {
+        return new SpringResultInbox<>(this, inbox.storingResults(codec));
+    }
+
+    /** How a call applies on a transaction's connection: {@code JdbiInbox}'s or a result view's {@code applyIn}. */
+    @FunctionalInterface
+    interface Joining<R, X extends Exception> {
+        PendingOutcome<R> applyIn(Connection transaction, Effect<Handle, R, X> effect) throws X;
+    }
+
+    /** How a call applies without a transaction manager: in the inbox's own transaction. */
+    @FunctionalInterface
+    interface Owning<R, X extends Exception> {
+        Outcome<R> apply() throws X;
+    }
+
+    /**
+     * Applies in the caller's Spring-managed transaction through {@code joining}, or in one of the
+     * application's transaction manager when there is none, or through {@code owning} without one.
+     */
+    <R, X extends Exception> Outcome<R> apply(Effect<Handle, R, X> effect, Joining<R, X> joining, Owning<R, X> owning)
+            throws X {
         if (TransactionSynchronizationManager.isActualTransactionActive()) {
-            return join(id, content, originTime, effect).uncommitted();
+            return join(effect, joining).uncommitted();
         }
         if (ownTransactions == null) {
-            return inbox.apply(id, content, originTime, effect);
+            return owning.apply();
         }
         PendingOutcome<R> pending;
         try {
             pending = ownTransactions.execute(status -> {
                 try {
-                    return join(id, content, originTime, effect);
+                    return join(effect, joining);
                 } catch (RuntimeException | Error e) {
                     throw e;
                 } catch (Exception e) {
@@ -196,8 +237,8 @@ public final class SpringInbox {
         });
     }
 
-    private <R, X extends Exception> PendingOutcome<R> join(String id, Content content, Instant originTime,
-            Effect<Handle, R, X> effect) throws X {
+    private <R, X extends Exception> PendingOutcome<R> join(Effect<Handle, R, X> effect, Joining<R, X> joining)
+            throws X {
         if (!TransactionSynchronizationManager.isSynchronizationActive()) {
             // Spring clears the synchronization before afterCompletion (where an @TransactionalEventListener
             // runs) and leaves the rest bound; with synchronization off it never marks a transaction active.
@@ -228,7 +269,7 @@ public final class SpringInbox {
             Call<R, X> call = new Call<>(effect);
             PendingOutcome<R> pending;
             try {
-                pending = inbox.applyIn(connection, id, content, originTime, call);
+                pending = joining.applyIn(connection, call);
             } catch (Throwable failed) {
                 try {
                     call.failed(rollbackOnly);

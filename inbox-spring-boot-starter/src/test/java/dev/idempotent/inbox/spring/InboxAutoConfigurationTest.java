@@ -112,6 +112,32 @@ class InboxAutoConfigurationTest {
     }
 
     @Test
+    void onMariaDbTheTablesSchemaIsADatabaseAndHealthReadsTheLevelThere() throws Exception {
+        String suffix = java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String app = "inbox_boot_" + suffix;
+        String tables = "inbox_boot_t_" + suffix;
+        mariaDb("CREATE DATABASE " + app);
+        mariaDb("CREATE DATABASE " + tables);
+        try {
+            runner.withPropertyValues("spring.datasource.url=" + MARIADB_SERVER + app + "?useAffectedRows=true",
+                    "spring.datasource.username=" + MARIADB_USER, "inbox.schema=create",
+                    "inbox.tables.prefix=ibx_", "inbox.tables.schema=" + tables).run(context -> {
+                assertThat(context).hasNotFailed().hasSingleBean(MariaDbInbox.class);
+                assertInstanceOf(Outcome.Applied.class,
+                        context.getBean(SpringInbox.class).apply("m-1", Content.of(1), tx -> { }));
+                Health health = context.getBean(InboxHealthIndicator.class).health(true);
+                assertEquals(Status.UP, health.getStatus(), health::toString);
+                assertEquals("tables ibx_* in schema " + tables, health.getDetails().get("tables"));
+                assertEquals(dev.idempotent.inbox.spi.jdbc.SchemaMigrations.known("inbox").toString(),
+                        health.getDetails().get("schemaLevel"));
+            });
+        } finally {
+            mariaDb("DROP DATABASE IF EXISTS " + app);
+            mariaDb("DROP DATABASE IF EXISTS " + tables);
+        }
+    }
+
+    @Test
     void validateIsPostgresDefaultAndFailsStartUpOnAMissingSchema() {
         try (PostgresSchema schema = new PostgresSchema()) {
             ApplicationContextRunner postgres = runner.withPropertyValues("spring.datasource.url=" + schema.url(),
@@ -216,6 +242,47 @@ class InboxAutoConfigurationTest {
         assertRefused("inbox.retention=5m", "inbox.retention");      // not longer than the 10 min skew margin
         assertRefused("inbox.commit-mode=sideways", "inbox.commit-mode");
         assertRefused("inbox.schema=maybe", "inbox.schema");
+        assertRefused("inbox.tables.prefix=Orders", "inbox.tables.prefix");
+        assertRefused("inbox.tables.prefix=orders;drop", "inbox.tables.prefix");
+        assertRefused("inbox.tables.prefix=" + "p".repeat(33), "inbox.tables.prefix");
+        assertRefused("inbox.tables.schema=bill ing", "inbox.tables.schema");
+        assertRefused("inbox.tables.schema=billing", "inbox.tables.schema");   // SQLite has no schemas
+        assertRefused("inbox.max-result-bytes=0", "inbox.max-result-bytes");
+        assertRefused("inbox.max-result-bytes=67108865", "inbox.max-result-bytes");
+        assertRefused("inbox.instances.a.tables.prefix=a'b", "inbox.instances.a.tables.prefix");
+        assertRefused("inbox.instances.a.max-result-bytes=-1", "inbox.instances.a.max-result-bytes");
+        sqlite().withPropertyValues("inbox.instances.a.name=a", "inbox.tables.prefix=orders_").run(context ->
+                assertTrue(messages(context.getStartupFailure()).contains("inbox.tables: set beside inbox.instances")));
+    }
+
+    @Test
+    void aRefusedPrefixCreatesNothing() throws Exception {
+        sqlite().withPropertyValues("inbox.tables.prefix=x y").run(context -> assertThat(context).hasFailed());
+        try (java.sql.Connection connection = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("app.db"));
+                java.sql.ResultSet tables = connection.createStatement().executeQuery(
+                        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'")) {
+            tables.next();
+            assertEquals(0, tables.getInt(1), "no table was created");
+        }
+    }
+
+    @Test
+    void thePrefixAndLimitReachTheInboxAndHealthShowsTheTablesAndLevel() {
+        sqlite().withPropertyValues("inbox.tables.prefix=orders_", "inbox.max-result-bytes=1024").run(context -> {
+            assertThat(context).hasNotFailed();
+            SqliteInbox inbox = context.getBean(SqliteInbox.class);
+            assertEquals(dev.idempotent.inbox.InboxTables.prefix("orders_"), inbox.settings().tables());
+            assertEquals(1024, inbox.settings().maxResultBytes());
+            context.getBean(SpringInbox.class).apply("t-1", Content.of(1), tx -> { });
+            int rows = inbox.jdbi().withHandle(h -> h.createQuery("SELECT COUNT(*) FROM orders_message").mapTo(Integer.class).one());
+            assertEquals(1, rows);
+
+            Health health = context.getBean(InboxHealthIndicator.class).health(true);
+            assertEquals(Status.UP, health.getStatus());
+            assertEquals("tables orders_*", health.getDetails().get("tables"));
+            assertEquals(dev.idempotent.inbox.spi.jdbc.SchemaMigrations.known("inbox").toString(),
+                    health.getDetails().get("schemaLevel"));
+        });
     }
 
     private void assertRefused(String property, String named) {
@@ -262,7 +329,10 @@ class InboxAutoConfigurationTest {
             assertTrue(record.keySet().stream().noneMatch(key -> key.contains("content") && !key.equals("contentType")),
                     record::toString);
             assertEquals(null, endpoint.record("never-sent"));
-            assertEquals(1, ((InboxEndpoint.Summary) endpoint.summary()).stats().applied());
+            InboxEndpoint.Summary summary = (InboxEndpoint.Summary) endpoint.summary();
+            assertEquals(1, summary.stats().applied());
+            assertEquals("tables inbox_*", summary.tables());
+            assertEquals(dev.idempotent.inbox.spi.jdbc.SchemaMigrations.known("inbox").toString(), summary.schemaLevel());
         });
     }
 
@@ -281,7 +351,8 @@ class InboxAutoConfigurationTest {
         }
         assertTrue(!metadata.isEmpty(), "the starter carries configuration metadata");
         for (String property : java.util.List.of("inbox.name", "inbox.busy-timeout", "inbox.retention", "inbox.commit-mode",
-                "inbox.schema", "inbox.enabled", "inbox.instances")) {
+                "inbox.schema", "inbox.enabled", "inbox.instances", "inbox.tables.prefix", "inbox.tables.schema",
+                "inbox.max-result-bytes")) {
             java.util.regex.Matcher entry = java.util.regex.Pattern.compile(
                     "\\{[^{}]*\"name\": \"" + java.util.regex.Pattern.quote(property) + "\"[^{}]*\\}").matcher(metadata);
             assertTrue(entry.find(), property + " in the metadata");

@@ -80,6 +80,34 @@ class InboxInstancesTest {
     }
 
     @Test
+    void twoInstancesOnTablesOfTheirOwnWorkSideBySideWithTheirOwnResultLimits() {
+        sqlite().withPropertyValues("inbox.instances.payments.tables.prefix=pay_",
+                "inbox.instances.payments.max-result-bytes=8", "inbox.instances.orders.tables.prefix=ord_").run(context -> {
+            assertThat(context).hasNotFailed();
+            SqliteInbox payments = context.getBean("paymentsInbox", SqliteInbox.class);
+            SqliteInbox orders = context.getBean("ordersInbox", SqliteInbox.class);
+            assertEquals(dev.idempotent.inbox.InboxTables.prefix("pay_"), payments.settings().tables());
+            assertEquals(dev.idempotent.inbox.InboxTables.prefix("ord_"), orders.settings().tables());
+            assertEquals(8, payments.settings().maxResultBytes());
+            assertEquals(dev.idempotent.inbox.InboxSettings.DEFAULT_MAX_RESULT_BYTES, orders.settings().maxResultBytes());
+
+            SpringResultInbox<String> paid = context.getBean("paymentsSpringInbox", SpringInbox.class)
+                    .storingResults(SpringResultInboxTest.TEXT);
+            SpringResultInbox<String> ordered = context.getBean("ordersSpringInbox", SpringInbox.class)
+                    .storingResults(SpringResultInboxTest.TEXT);
+            assertThrows(dev.idempotent.inbox.StoredResultException.class,
+                    () -> paid.apply("x-1", Content.of(1), tx -> "nine char"));
+            assertInstanceOf(Outcome.Applied.class, ordered.apply("x-1", Content.of(1), tx -> "nine char"));
+            assertInstanceOf(Outcome.Applied.class, paid.apply("x-1", Content.of(1), tx -> "paid"));
+
+            int inOrders = orders.jdbi().withHandle(h -> h.createQuery("SELECT COUNT(*) FROM ord_message").mapTo(Integer.class).one());
+            int inPayments = orders.jdbi().withHandle(h -> h.createQuery("SELECT COUNT(*) FROM pay_message").mapTo(Integer.class).one());
+            assertEquals(1, inOrders);
+            assertEquals(1, inPayments);
+        });
+    }
+
+    @Test
     void twoInstancesAreTwoInboxesWithTheirOwnNamesAndSettings() {
         two().run(context -> {
             assertThat(context).hasNotFailed().hasBean("paymentsInbox").hasBean("ordersInbox")

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Spring Boot properties of docs/configuration.md against the starter: every component of
- * {@link InboxProperties} and of its {@link InboxProperties.Instance}, and every property of the
+ * {@link InboxProperties} and of its {@link InboxProperties.Instance} (each of a nested record's,
+ * such as {@code inbox.tables.prefix}), and every property of the
  * configuration metadata the starter's jar carries, has a line in the table, and the table names
  * nothing else; so a new property without a line fails here.
  */
@@ -32,10 +33,14 @@ class SpringConfigurationReferenceTest {
     void everyPropertyHasALineAndEveryLineAProperty() throws Exception {
         Set<String> properties = new TreeSet<>();
         for (RecordComponent component : InboxProperties.class.getRecordComponents()) {
-            properties.add(component.getName().equals("instances") ? INSTANCES + "*" : "inbox." + kebab(component.getName()));
+            if (component.getName().equals("instances")) {
+                properties.add(INSTANCES + "*");
+            } else {
+                add(properties, "inbox.", component);
+            }
         }
         for (RecordComponent component : InboxProperties.Instance.class.getRecordComponents()) {
-            properties.add(INSTANCES + kebab(component.getName()));
+            add(properties, INSTANCES, component);
         }
         Set<String> metadata = metadataNames();
         assertTrue(metadata.contains("inbox.busy-timeout"), "the starter's configuration metadata: " + metadata);
@@ -44,6 +49,18 @@ class SpringConfigurationReferenceTest {
         }
 
         assertEquals(properties, documented(), "docs/configuration.md, ## Spring Boot properties: one line per property");
+    }
+
+    /** The property of {@code component}, or of each of its components when it is a record of several settings. */
+    private static void add(Set<String> properties, String prefix, RecordComponent component) {
+        String name = prefix + kebab(component.getName());
+        if (component.getType().isRecord()) {
+            for (RecordComponent nested : component.getType().getRecordComponents()) {
+                add(properties, name + ".", nested);
+            }
+        } else {
+            properties.add(name);
+        }
     }
 
     private static String kebab(String component) {

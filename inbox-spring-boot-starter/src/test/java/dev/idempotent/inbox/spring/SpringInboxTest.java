@@ -73,6 +73,21 @@ class SpringInboxTest {
     }
 
     @Test
+    void withoutATransactionManagerAResultViewStoresInTheInboxsOwnTransaction() {
+        SQLiteDataSource dataSource = file("results.db");
+        try (SqliteInbox inbox = SqliteInbox.builder(Jdbi.create(dataSource)).build()) {
+            SpringResultInbox<String> results = new SpringInbox(inbox, dataSource, null).storingResults(SpringResultInboxTest.TEXT);
+
+            Outcome<String> first = results.apply("v-1", Content.of(1), tx -> "first");
+            Outcome<String> again = results.apply("v-1", Content.of(1), tx -> "second");
+
+            assertEquals("first", assertInstanceOf(Outcome.Applied.class, first).result());
+            assertEquals("first", assertInstanceOf(Outcome.Duplicate.class, again).result().value());
+            assertEquals("test.Text", inbox.find("v-1").orElseThrow().result().orElseThrow().type());
+        }
+    }
+
+    @Test
     void anOriginTimeBeforeTheHorizonIsRefusedAsStaleInATransactionAndInOneOfItsOwn() {
         SQLiteDataSource dataSource = file("origin.db");
         Instant now = Instant.parse("2026-03-01T00:00:00Z");

@@ -62,6 +62,7 @@ class SpringJpaTransactionTest {
         registry.add("spring.flyway.enabled", () -> "false");
         registry.add("inbox.name", () -> "jpa");
         registry.add("inbox.schema", () -> "create");
+        registry.add("inbox.max-result-bytes", () -> "64");
     }
 
     @AfterAll
@@ -97,6 +98,40 @@ class SpringJpaTransactionTest {
 
     private JdbiInbox raw() {
         return inbox.inbox();
+    }
+
+    @Test
+    void aStoredResultCommitsWithTheJpaTransactionAndADuplicateCarriesIt() {
+        SpringResultInbox<String> results = inbox.storingResults(SpringResultInboxTest.TEXT);
+        long appliedBefore = raw().stats().applied();
+
+        Outcome<String> first = transactions.execute(status -> results.apply("r-1", Content.of(1), tx ->
+                movements.save(new Movement("r-1", 3)).receipt() + " booked"));
+        Outcome<String> again = transactions.execute(status -> results.apply("r-1", Content.of(1), tx -> "never"));
+
+        assertEquals("r-1 booked", assertInstanceOf(Outcome.Applied.class, first).result());
+        assertEquals("r-1 booked", assertInstanceOf(Outcome.Duplicate.class, again).result().value());
+        assertEquals(3, movements.findById("r-1").orElseThrow().qty());
+        assertEquals(appliedBefore + 1, raw().stats().applied());
+    }
+
+    @Test
+    void aResultOverTheLimitFailsLikeAnEffectAndTheJpaCommitIsRefused() {
+        SpringResultInbox<String> results = inbox.storingResults(SpringResultInboxTest.TEXT);
+
+        assertThrows(UnexpectedRollbackException.class, () -> transactions.executeWithoutResult(status -> {
+            dev.idempotent.inbox.StoredResultException tooLarge = assertThrows(
+                    dev.idempotent.inbox.StoredResultException.class, () -> results.apply("r-2", Content.of(1), tx -> {
+                        movements.save(new Movement("r-2", 1));
+                        return "y".repeat(65);
+                    }));
+            assertEquals(dev.idempotent.inbox.StoredResultException.Kind.TOO_LARGE, tooLarge.kind());
+        }));
+
+        assertTrue(movements.findById("r-2").isEmpty(), "the effect's entity was not committed");
+        assertTrue(results.findResult("r-2").isEmpty(), "nothing stored");
+        Outcome<String> retry = transactions.execute(status -> results.apply("r-2", Content.of(1), tx -> "small"));
+        assertInstanceOf(Outcome.Applied.class, retry, "the retry runs again");
     }
 
     /** Finding 4(a): an entity saved by a failed effect was flushed at the commit, without its claim. */

@@ -94,6 +94,9 @@ class WarehouseApplicationTest {
         JsonNode inbox = JsonMapper.builder().build().readTree(health.body()).path("components").path("inbox");
         assertEquals("\"UP\"", inbox.path("status").toString(), health.body());
         assertEquals("1", inbox.path("details").path("schemaVersion").toString(), health.body());
+        assertEquals("\"" + dev.idempotent.inbox.spi.jdbc.SchemaMigrations.known("inbox") + "\"",
+                inbox.path("details").path("schemaLevel").toString(), health.body());
+        assertEquals("\"tables inbox_*\"", inbox.path("details").path("tables").toString(), health.body());
 
         HttpResponse<String> record = get("/actuator/inbox/snack-7");
         assertEquals(200, record.statusCode(), record.body());

@@ -4,6 +4,7 @@ import dev.idempotent.inbox.InboxRecord;
 import dev.idempotent.inbox.InboxStats;
 import dev.idempotent.inbox.RetentionStatus;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import java.sql.SQLException;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,7 +16,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
- * The {@code inbox} Actuator endpoint: the inboxes' counters and retention, and what an inbox
+ * The {@code inbox} Actuator endpoint: the inboxes' tables, schema level, counters and retention, and what an inbox
  * recorded for one id: the id, its fingerprint and when it was first received, never the content.
  * The id is looked up in an inbox by its name, {@code /actuator/inbox/{inbox}/{id}}; with a single
  * inbox also {@code /actuator/inbox/{id}}. Like every endpoint but {@code health}, it is not exposed
@@ -57,7 +58,7 @@ public final class InboxEndpoint {
     }
 
     /**
-     * {@return the inbox's name, counters and retention}: a {@link Summary} with a single inbox, an
+     * {@return the inbox's name, tables, schema level, counters and retention}: a {@link Summary} with a single inbox, an
      * {@link Inboxes} of one per inbox with several.
      */
     @ReadOperation
@@ -71,7 +72,15 @@ public final class InboxEndpoint {
     }
 
     private static Summary summary(JdbiInbox inbox) {
-        return new Summary(inbox.name(), inbox.stats(), inbox.retention().status());
+        String level;
+        try {
+            level = InboxSchema.level(inbox).map(Object::toString).orElse("missing");
+        } catch (SQLException e) {
+            throw new IllegalStateException("the inbox '" + inbox.name() + "' could not read its schema table: "
+                    + e.getMessage(), e);
+        }
+        return new Summary(inbox.name(), inbox.settings().tables().describe(), level, inbox.stats(),
+                inbox.retention().status());
     }
 
     /**
@@ -124,10 +133,15 @@ public final class InboxEndpoint {
      * The endpoint's answer for one inbox.
      *
      * @param name the inbox's name
+     * @param tables where its tables are, such as {@code tables inbox_*} or
+     *     {@code tables orders_* in schema billing}
+     * @param schemaLevel the inbox's schema level recorded in its {@code <prefix>schema} table,
+     *     version and revision such as {@code 1.2}, or {@code missing}
      * @param stats its counters since it was built
      * @param retention its horizon, oldest row and purge counters
      */
-    public record Summary(String name, InboxStats stats, RetentionStatus retention) implements Answer {
+    public record Summary(String name, String tables, String schemaLevel, InboxStats stats, RetentionStatus retention)
+            implements Answer {
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.idempotent.inbox.spring.actuate;
 
 import dev.idempotent.inbox.RetentionStatus;
 import dev.idempotent.inbox.jdbi.JdbiInbox;
+import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -11,9 +12,12 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * The inbox's health: up when its store answers and holds the inbox's schema, with the schema
- * version, the retention horizon and its age, the oldest row's age, and the counters as details.
- * Down, with the store's error, when the database cannot be read or the schema version is missing.
+ * The inbox's health: up when its store answers and holds the inbox's schema, with its tables
+ * ({@code tables inbox_*}, and the schema they are in if not the connection's), the schema version
+ * and level ({@code 1.2}: version and revision) recorded in the inbox's {@code <prefix>schema}
+ * table, the retention horizon and its age, the oldest row's age, and the counters as details.
+ * Down, with the store's error, when the database cannot be read, and with {@code schemaVersion}
+ * {@code missing} when that table or its row is.
  */
 public final class InboxHealthIndicator extends AbstractHealthIndicator {
 
@@ -35,13 +39,15 @@ public final class InboxHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) throws SQLException {
         builder.withDetail("name", inbox.name());
-        Optional<Integer> version = InboxSchema.version(inbox);
-        if (version.isEmpty()) {
+        builder.withDetail("tables", inbox.settings().tables().describe());
+        Optional<SchemaMigrations.Level> level = InboxSchema.level(inbox);
+        if (level.isEmpty()) {
             builder.down().withDetail("schemaVersion", "missing");
             return;
         }
         RetentionStatus retention = inbox.retention().status();
-        builder.up().withDetail("schemaVersion", version.get());
+        builder.up().withDetail("schemaVersion", level.get().version());
+        builder.withDetail("schemaLevel", level.get().toString());
         retention.horizon().ifPresent(horizon -> {
             builder.withDetail("horizon", horizon.toString());
             builder.withDetail("horizonAge", Duration.between(horizon, clock.instant()).toString());
