@@ -60,6 +60,16 @@ public abstract class PostgresState {
 
     /** The same, with a group-committing inbox if {@code groupCommit}. */
     protected void open(boolean groupCommit) throws SQLException {
+        open(groupCommit, true);
+    }
+
+    /**
+     * The same, with the inbox's sessions committing without waiting for the WAL sync if not
+     * {@code synchronousCommit} ({@code SET synchronous_commit TO off} on each of its pool's
+     * connections; the baseline's pool keeps the server's setting): what is left of a commit is
+     * then its round trips and CPU.
+     */
+    protected void open(boolean groupCommit, boolean synchronousCommit) throws SQLException {
         String suffix = HexFormat.of().formatHex(new SecureRandom().generateSeed(6));
         inboxSchema = "inbox_bench_i" + suffix;
         jdbcSchema = "inbox_bench_j" + suffix;
@@ -68,8 +78,8 @@ public abstract class PostgresState {
             create.execute("CREATE SCHEMA " + inboxSchema);
             create.execute("CREATE SCHEMA " + jdbcSchema);
         }
-        inboxPool = pool(inboxSchema);
-        jdbcPool = pool(jdbcSchema);
+        inboxPool = pool(inboxSchema, synchronousCommit);
+        jdbcPool = pool(jdbcSchema, true);
         // The baseline writes the inbox's own table, created the way the inbox creates it.
         PostgresInbox.builder(Jdbi.create(jdbcPool)).build().close();
         Jdbi.create(jdbcPool).useHandle(this::createStock);
@@ -87,13 +97,14 @@ public abstract class PostgresState {
         handle.execute("INSERT INTO stock (id, total) VALUES (1, 0)");
     }
 
-    private static HikariDataSource pool(String schema) {
+    private static HikariDataSource pool(String schema, boolean synchronousCommit) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(URL);
         config.setUsername(USER);
         config.setMaximumPoolSize(POOL_SIZE);
         config.setPoolName(schema);
-        config.setConnectionInitSql("SET search_path TO " + schema);
+        config.setConnectionInitSql("SET search_path TO " + schema
+                + (synchronousCommit ? "" : "; SET synchronous_commit TO off"));
         // Names the pool's sessions in pg_stat_activity, so that their server processes can be found.
         config.addDataSourceProperty("ApplicationName", schema);
         return new HikariDataSource(config);

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idempotent.inbox.CommitMode;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.examples.StockLevel;
+import dev.idempotent.inbox.jdbi.JdbiInbox;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -106,6 +108,36 @@ class BenchmarkStatesTest {
     private static long storedRows(SqliteState side) {
         return side.inbox().jdbi().withHandle(h ->
                 h.createQuery("SELECT count(*) FROM inbox_message").mapTo(Long.class).one());
+    }
+
+    @Test
+    void storedResultSidesStoreAResultOnlyOnTheStoringSideOnEachDatabase() throws Exception {
+        for (StoredResultBenchmark.Database database : StoredResultBenchmark.Database.values()) {
+            StoredResultBenchmark bench = new StoredResultBenchmark();
+            StoredResultBenchmark.Sides sides = new StoredResultBenchmark.Sides();
+            sides.database = database;
+            sides.synchronousCommit = "off";
+            sides.setUp();
+            try {
+                StoredResultBenchmark.SideTimes times = new StoredResultBenchmark.SideTimes();
+                assertTrue(bench.firstApply(sides, times));
+                assertEquals(StoredResultBenchmark.RESULT_BYTES, bench.duplicate(sides, times));
+                assertTrue(times.storedNanos > 0 && times.plainNanos > 0);
+                Jdbi jdbi = ((JdbiInbox) sides.inbox).jdbi();
+                // The fill's ids and the one new id of each side: only the storing side's carry 1 KiB.
+                assertEquals(StoredResultBenchmark.STORED + 1, (long) jdbi.withHandle(h -> h.createQuery(
+                        "SELECT count(*) FROM inbox_message WHERE result IS NULL").mapTo(Long.class).one()), database.name());
+                assertEquals(StoredResultBenchmark.STORED + 1, (long) jdbi.withHandle(h -> h.createQuery(
+                        "SELECT count(*) FROM inbox_message WHERE length(result) = 1024").mapTo(Long.class).one()),
+                        database.name());
+                if (database == StoredResultBenchmark.Database.POSTGRESQL) {
+                    assertEquals("off", jdbi.withHandle(h -> h.createQuery("SHOW synchronous_commit")
+                            .mapTo(String.class).one()));
+                }
+            } finally {
+                sides.tearDown();
+            }
+        }
     }
 
     @Test

@@ -64,7 +64,7 @@ public final class MariaDbWarehouse {
             inbox.close();
             throw e;
         }
-        return new InboxWarehouse(inbox, jdbi, "MariaDB " + address.where());
+        return new InboxWarehouse(inbox, jdbi, inbox.settings().tables(), "MariaDB " + address.where());
     }
 
     /** A {@code mariadb://} URL taken apart: the credentials go to the driver apart from the URL. */

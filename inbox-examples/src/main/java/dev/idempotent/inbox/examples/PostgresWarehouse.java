@@ -68,6 +68,6 @@ public final class PostgresWarehouse {
         }
         String where = dataSource.getServerNames()[0] + ":" + dataSource.getPortNumbers()[0] + "/"
                 + dataSource.getDatabaseName();
-        return new InboxWarehouse(inbox, jdbi, "PostgreSQL " + where);
+        return new InboxWarehouse(inbox, jdbi, inbox.settings().tables(), "PostgreSQL " + where);
     }
 }

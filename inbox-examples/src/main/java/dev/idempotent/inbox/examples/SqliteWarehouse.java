@@ -43,6 +43,6 @@ public final class SqliteWarehouse {
             throw new InboxStorageException(InboxStorageException.Kind.OTHER,
                     "the stock table cannot be created in " + file + ": " + e.getMessage(), e);
         }
-        return new InboxWarehouse(inbox, jdbi, "SQLite " + file);
+        return new InboxWarehouse(inbox, jdbi, inbox.settings().tables(), "SQLite " + file);
     }
 }

@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.examples.crash;
 
+import dev.idempotent.inbox.InboxTables;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.TreeSet;
@@ -32,10 +33,22 @@ public final class StockView {
      * @param inbox the name its inbox records messages under
      */
     public static Snapshot read(Path db, String inbox) {
+        return read(db, inbox, InboxTables.defaults());
+    }
+
+    /**
+     * As {@link #read(Path, String)}, for an inbox built with table names of its own.
+     *
+     * @param db the receiver's SQLite file
+     * @param inbox the name its inbox records messages under
+     * @param tables the inbox's table names, as its builder was given them
+     */
+    public static Snapshot read(Path db, String inbox, InboxTables tables) {
+        String readIds = "SELECT id FROM " + tables.messageTable() + " WHERE inbox = ?";
         Jdbi jdbi = Jdbi.create("jdbc:sqlite:" + db.toAbsolutePath());
         return jdbi.inTransaction(handle -> {
             long total = handle.createQuery(CrashReceiver.READ_TOTAL).mapTo(Long.class).one();
-            Set<String> ids = new TreeSet<>(handle.createQuery("SELECT id FROM inbox_message WHERE inbox = ?")
+            Set<String> ids = new TreeSet<>(handle.createQuery(readIds)
                     .bind(0, inbox)
                     .mapTo(String.class)
                     .list());
