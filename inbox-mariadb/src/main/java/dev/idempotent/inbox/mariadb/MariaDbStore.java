@@ -280,11 +280,7 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                 SchemaMigrations.refuseIncompatible(found, tables());
                 List<SchemaMigrations.Step> pending = SchemaMigrations.pending(found);
                 if (!pending.isEmpty()) {
-                    dropped = inDatabase(handle, database, () -> {
-                        for (SchemaMigrations.Step step : pending) {
-                            handle.createScript(SchemaMigrations.script(MariaDbStore.class, step, tables())).execute();
-                        }
-                    });
+                    dropped = inDatabase(handle, database, () -> runSteps(handle, pending));
                     log.debug("inbox schema steps {} ran on {} in database {}", pending.stream().map(Object::toString)
                             .collect(Collectors.joining(", ")), tables().describe(), database);
                 }
@@ -298,6 +294,46 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
             return dropped;
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "creating the inbox schema");
+        }
+    }
+
+    /**
+     * Runs the steps' templates, each statement waiting for a table's metadata lock at most the
+     * busy timeout. An ALTER TABLE waits for every open transaction that touched the table, under
+     * the session's {@code lock_wait_timeout}, a day by default; and while it waits, every new
+     * statement on the table queues behind it. A long transaction of a running instance would so
+     * hang the starting one and stall the others; with the busy timeout the first use fails as
+     * busy instead, with the step's DDL not run, and may be retried. The session's own value is
+     * put back afterwards, so a pooled connection goes back as it came. A step that fails part way
+     * (MariaDB commits each DDL statement by itself) leaves its level unrecorded, and the next
+     * first use runs it again: every statement of a step may run twice.
+     */
+    private void runSteps(Handle handle, List<SchemaMigrations.Step> pending) {
+        handle.execute("SET @inbox_schema_lock_wait_timeout = @@SESSION.lock_wait_timeout,"
+                + " SESSION lock_wait_timeout = " + lockWaitTimeout);
+        RuntimeException failure = null;
+        try {
+            for (SchemaMigrations.Step step : pending) {
+                // One statement at a time, stopping at the first that fails. As a JDBC batch the
+                // driver would go on after a failed statement (continueBatchOnError), and since
+                // each DDL statement commits by itself, a step's last UPDATE would record its level
+                // with the step's ALTER TABLE not done: tables no later first use would repair.
+                handle.createScript(SchemaMigrations.script(MariaDbStore.class, step, tables()))
+                        .executeAsSeparateStatements();
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        } finally {
+            try {
+                handle.execute("SET SESSION lock_wait_timeout = COALESCE(@inbox_schema_lock_wait_timeout,"
+                        + " @@SESSION.lock_wait_timeout), @inbox_schema_lock_wait_timeout = NULL");
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    throw e;
+                }
+                failure.addSuppressed(e);
+            }
         }
     }
 

@@ -1,0 +1,135 @@
+package dev.idempotent.inbox.mariadb;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idempotent.inbox.Content;
+import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxTables;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.jdbi.v3.core.Handle;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Attacks on schema mode CREATE over tables of an older level on MariaDB, where every DDL statement
+ * commits by itself and waits for the table's metadata lock: a step that meets a long transaction
+ * on the table, concurrent first uses upgrading the same tables, and the statements of the first
+ * release on tables this release upgraded.
+ */
+class MariaDbSchemaAttackTest {
+
+    private final MariaDbFixture fixture = new MariaDbFixture(false, true, false);
+    private final List<MariaDbInbox> opened = new ArrayList<>();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void close() {
+        threads.shutdownNow();
+        opened.forEach(MariaDbInbox::close);
+        fixture.close();
+    }
+
+    private InboxTables tables() {
+        return InboxTables.prefix("atk_").inSchema(fixture.tablesDatabase());
+    }
+
+    /** Brings the tables to the level of {@code steps} steps, as a migration tool would have. */
+    private void stepsApplied(int steps) {
+        fixture.admin().useHandle(handle -> {
+            handle.execute("USE " + fixture.tablesDatabase());
+            for (SchemaMigrations.Step step : SchemaMigrations.STEPS.subList(0, steps)) {
+                handle.createScript(SchemaMigrations.script(MariaDbStore.class, step, tables())).execute();
+            }
+        });
+    }
+
+    private List<String> schemaRows() {
+        return MariaDbMigrationTest.schemaRows(fixture.admin(), tables().schemaTable());
+    }
+
+    private MariaDbInbox build(Duration busyTimeout) {
+        MariaDbInbox inbox = MariaDbInbox.builder(fixture.jdbi()).name("warehouse").tables(tables())
+                .busyTimeout(busyTimeout).build();
+        synchronized (opened) {
+            opened.add(inbox);
+        }
+        return inbox;
+    }
+
+    /**
+     * A step's ALTER TABLE waits for the table's metadata lock, which every open transaction that
+     * touched the table holds; MariaDB's lock_wait_timeout for it is a day by default. The first
+     * use must give up after the busy timeout, as every other wait of the inbox does, rather than
+     * hang the starting instance (and, queued for the lock, every statement on the table behind it).
+     */
+    @Test
+    void aStepMeetingALongTransactionOnTheTableGivesUpAfterTheBusyTimeoutAndChangesNothing() throws Exception {
+        stepsApplied(3); // inbox 1.1: step 0.4 alters the table of records
+        try (Handle longTransaction = fixture.jdbi().open()) {
+            longTransaction.begin();
+            longTransaction.createQuery("SELECT COUNT(*) FROM " + tables().messageTable()).mapTo(Long.class).one();
+
+            Future<MariaDbInbox> starting = threads.submit(() -> build(Duration.ofSeconds(1)));
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> starting.get(60, TimeUnit.SECONDS),
+                    "the first use waited past the busy timeout for the metadata lock");
+            assertInstanceOf(InboxBusyException.class, failed.getCause());
+
+            // The long transaction still works, and the tables are as they were.
+            assertEquals(0L, longTransaction.createQuery("SELECT COUNT(*) FROM " + tables().messageTable())
+                    .mapTo(Long.class).one());
+            longTransaction.rollback();
+        }
+        assertEquals(List.of("inbox=1.1/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows(),
+                "the step's UPDATE ran though its ALTER TABLE failed: the tables claim columns they lack");
+        assertEquals(List.of(), resultColumns());
+        MariaDbInbox inbox = build(Duration.ofSeconds(5));
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-1", Content.of(1), tx -> 1));
+        assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows());
+        assertEquals(List.of("result", "result_type", "result_type_version"), resultColumns());
+    }
+
+    private List<String> resultColumns() {
+        return fixture.admin().withHandle(handle -> handle.createQuery("SELECT COLUMN_NAME FROM information_schema.COLUMNS"
+                        + " WHERE TABLE_SCHEMA = :db AND TABLE_NAME = :table AND COLUMN_NAME LIKE 'result%' ORDER BY 1")
+                .bind("db", fixture.tablesDatabase()).bind("table", tables().name("message")).mapTo(String.class).list());
+    }
+
+    /** Four instances starting at once on tables of the first release all end on 1.2, each step run once. */
+    @Test
+    void concurrentFirstUsesUpgradingTheFirstReleasesTablesAllEndAtTheKnownLevel() throws Exception {
+        stepsApplied(2); // inbox 1.0 and kafka_offset 1.0: the first release's tables
+        fixture.admin().useHandle(handle -> handle.execute("INSERT INTO " + tables().messageTable()
+                + " (inbox, id, fingerprint_algorithm, content_type, content_type_version, fingerprint, content,"
+                + " received_at) VALUES ('warehouse', 'before', 1, 'inbox.int64', 1, ?, NULL, 1000)", new byte[32]));
+        int instances = 4;
+        CyclicBarrier start = new CyclicBarrier(instances);
+        List<Future<MariaDbInbox>> starting = new ArrayList<>();
+        for (int i = 0; i < instances; i++) {
+            starting.add(threads.submit(() -> {
+                start.await();
+                return build(Duration.ofSeconds(30));
+            }));
+        }
+        for (Future<MariaDbInbox> instance : starting) {
+            MariaDbInbox inbox = instance.get(120, TimeUnit.SECONDS);
+            assertTrue(inbox.find("before").isPresent());
+        }
+        assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows());
+        MariaDbInbox inbox = starting.get(0).get();
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-2", Content.of(2), tx -> 2));
+        assertInstanceOf(Outcome.Duplicate.class, starting.get(3).get().apply("snack-2", Content.of(2), tx -> 2));
+    }
+}
