@@ -278,6 +278,7 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
             try {
                 found = recorded(handle, database);
                 SchemaMigrations.refuseIncompatible(found, tables());
+                refuseForeignTables(handle, database);
                 List<SchemaMigrations.Step> pending = SchemaMigrations.pending(found);
                 if (!pending.isEmpty()) {
                     dropped = inDatabase(handle, database, () -> runSteps(handle, pending));
@@ -294,6 +295,30 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
             return dropped;
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "creating the inbox schema");
+        }
+    }
+
+    /**
+     * Refuses, before any DDL, tables of the inbox's names that are not the inbox's: without
+     * {@code <prefix>schema}, which every step's script creates first, a table named
+     * {@code <prefix>message} (or horizon, or kafka_offset) belongs to someone else, such as the
+     * user's own table that the prefix happens to name. The steps would skip creating it and then
+     * alter it, each statement committed by itself.
+     */
+    private void refuseForeignTables(Handle handle, String database) {
+        List<String> existing = handle.createQuery("SELECT TABLE_NAME FROM information_schema.TABLES"
+                        + " WHERE TABLE_SCHEMA = :db AND TABLE_NAME IN (<names>) ORDER BY TABLE_NAME")
+                .bind("db", database)
+                .bindList("names", List.of(tables().name("schema"), tables().name("message"), tables().name("horizon"),
+                        tables().name("kafka_offset")))
+                .mapTo(String.class)
+                .list();
+        if (!existing.isEmpty() && !existing.contains(tables().name("schema"))) {
+            throw new InboxStorageException(InboxStorageException.Kind.OTHER, "database " + database + " has table"
+                    + (existing.size() > 1 ? "s " : " ") + String.join(", ", existing) + " but no "
+                    + tables().name("schema") + ", so "
+                    + (existing.size() > 1 ? "they are" : "it is") + " not the inbox's; nothing was created or changed."
+                    + " Choose a table prefix whose names are free (InboxTables.prefix), or rename the table", null);
         }
     }
 

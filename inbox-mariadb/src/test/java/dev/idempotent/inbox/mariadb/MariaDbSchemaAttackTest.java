@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.InboxBusyException;
+import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.Outcome;
 import dev.idempotent.inbox.spi.jdbc.SchemaMigrations;
@@ -131,5 +132,30 @@ class MariaDbSchemaAttackTest {
         MariaDbInbox inbox = starting.get(0).get();
         assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-2", Content.of(2), tx -> 2));
         assertInstanceOf(Outcome.Duplicate.class, starting.get(3).get().apply("snack-2", Content.of(2), tx -> 2));
+    }
+
+    /**
+     * The user's own table happens to have the name an inbox's prefix gives its table of records.
+     * The inbox has no {@code <prefix>schema} there, so the table is not the inbox's: the first use
+     * must refuse before any DDL, rather than skip it (CREATE TABLE IF NOT EXISTS) and then add the
+     * result columns to the user's table (each DDL statement committed by itself).
+     */
+    @Test
+    void aUsersOwnTableOfTheNameOfTheInboxsTableIsRefusedWithNothingCreatedOrAltered() {
+        String db = fixture.tablesDatabase();
+        fixture.admin().useHandle(handle -> handle.execute("CREATE TABLE " + db + ".shop_message"
+                + " (order_id INT PRIMARY KEY, note TEXT) ENGINE = InnoDB"));
+        InboxTables shop = InboxTables.prefix("shop_").inSchema(db);
+
+        InboxStorageException refused = assertThrows(InboxStorageException.class,
+                () -> MariaDbInbox.builder(fixture.jdbi()).name("warehouse").tables(shop).build());
+        assertTrue(refused.getMessage().contains("shop_message"), refused.getMessage());
+        assertEquals(List.of("note", "order_id"), fixture.admin().withHandle(handle -> handle.createQuery(
+                        "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = :db"
+                                + " AND TABLE_NAME = 'shop_message' ORDER BY 1")
+                .bind("db", db).mapTo(String.class).list()), "the user's table was altered");
+        assertEquals(List.of("shop_message"), fixture.admin().withHandle(handle -> handle.createQuery(
+                        "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = :db ORDER BY 1")
+                .bind("db", db).mapTo(String.class).list()), "tables were created beside the user's");
     }
 }

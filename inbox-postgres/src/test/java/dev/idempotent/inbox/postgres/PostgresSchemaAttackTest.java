@@ -226,4 +226,30 @@ class PostgresSchemaAttackTest {
             throw new java.io.UncheckedIOException(e);
         }
     }
+
+    /**
+     * The user's own table of messages happens to have the name prefix {@code shop_} gives the
+     * inbox's table of records, and columns inbox, id and received_at. Without {@code shop_schema}
+     * it is not the inbox's: the first use must refuse it before any DDL, rather than skip creating
+     * it, index it and add the result columns to it.
+     */
+    @Test
+    void aUsersOwnTableOfTheNameOfTheInboxsTableIsRefusedWithNothingCreatedOrAltered() {
+        fixture.admin().useHandle(handle -> handle.execute("CREATE TABLE " + other + ".shop_message"
+                + " (inbox TEXT, id TEXT, received_at TIMESTAMPTZ, note TEXT)"));
+        InboxTables shop = InboxTables.prefix("shop_").inSchema(other);
+
+        dev.idempotent.inbox.InboxStorageException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                dev.idempotent.inbox.InboxStorageException.class,
+                () -> PostgresInbox.builder(fixture.jdbi()).name("warehouse").tables(shop).build());
+        assertTrue(refused.getMessage().contains("shop_message"), refused.getMessage());
+        fixture.admin().useHandle(handle -> {
+            assertEquals(List.of("id", "inbox", "note", "received_at"), handle.createQuery("SELECT column_name"
+                    + " FROM information_schema.columns WHERE table_schema = :s AND table_name = 'shop_message'"
+                    + " ORDER BY 1").bind("s", other).mapTo(String.class).list(), "the user's table was altered");
+            assertEquals(List.of("shop_message"), handle.createQuery("SELECT relname FROM pg_catalog.pg_class c JOIN"
+                    + " pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE nspname = :s AND relkind IN ('r', 'i')"
+                    + " ORDER BY 1").bind("s", other).mapTo(String.class).list(), "tables or indexes were created");
+        });
+    }
 }
