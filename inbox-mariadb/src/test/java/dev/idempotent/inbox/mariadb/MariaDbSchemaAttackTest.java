@@ -158,4 +158,42 @@ class MariaDbSchemaAttackTest {
                         "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = :db ORDER BY 1")
                 .bind("db", db).mapTo(String.class).list()), "tables were created beside the user's");
     }
+
+    /**
+     * A first use dies between steps: Flyway made the first release's tables (V0_1, V0_2 of the
+     * templates' location), CREATE ran step 0.3 (committed: DDL commits by itself) and waits for
+     * step 0.4's metadata lock when its connection is killed. The tables are at 1.1, a level of
+     * their own; a new first use reaches 1.2, and Flyway's migrate then runs V0_3 and V0_4 over it
+     * and validates.
+     */
+    @Test
+    void aFirstUseKilledBetweenStepsLeavesALevelThatCreateAndFlywayBothComplete() throws Exception {
+        Migrations.flywayPrefixed(fixture.tablesDatabase(), "atk_").target("0.2").load().migrate();
+        try (Handle reader = fixture.jdbi().open()) {
+            reader.begin();
+            reader.createQuery("SELECT COUNT(*) FROM " + tables().messageTable()).mapTo(Long.class).one();
+            Future<MariaDbInbox> starting = threads.submit(() -> build(Duration.ofMinutes(5)));
+            Long id = null;
+            while (id == null) { // until the first use waits for the reader's metadata lock, in step 0.4
+                id = fixture.admin().withHandle(handle -> handle.createQuery("SELECT ID FROM information_schema.PROCESSLIST"
+                        + " WHERE STATE LIKE 'Waiting for table metadata lock' AND INFO LIKE 'ALTER TABLE atk_message%'")
+                        .mapTo(Long.class).findOne().orElse(null));
+                assertTrue(!starting.isDone(), "the first use ended before it waited");
+            }
+            long killed = id;
+            fixture.admin().useHandle(handle -> handle.execute("KILL " + killed));
+            assertThrows(ExecutionException.class, () -> starting.get(60, TimeUnit.SECONDS));
+            reader.rollback();
+        }
+        assertEquals(List.of("inbox=1.1/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows());
+        assertEquals(List.of(), resultColumns());
+
+        MariaDbInbox inbox = build(Duration.ofSeconds(5));
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-3", Content.of(3), tx -> 3));
+        assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows());
+        assertEquals(2, Migrations.flywayPrefixed(fixture.tablesDatabase(), "atk_").load().migrate().migrationsExecuted);
+        Migrations.flywayPrefixed(fixture.tablesDatabase(), "atk_").load().validate();
+        assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows());
+        assertEquals(List.of("result", "result_type", "result_type_version"), resultColumns());
+    }
 }

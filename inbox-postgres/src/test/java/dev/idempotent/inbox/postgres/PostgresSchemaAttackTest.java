@@ -252,4 +252,56 @@ class PostgresSchemaAttackTest {
                     + " ORDER BY 1").bind("s", other).mapTo(String.class).list(), "tables or indexes were created");
         });
     }
+
+    /**
+     * A first use dies between steps: Flyway made the first release's tables (V0_1, V0_2 of the
+     * templates' location), CREATE ran step 0.3 and waits for step 0.4's lock on the table of
+     * records when its backend is terminated. Nothing of 0.3 stays (one transaction); a new first
+     * use reaches 1.2, and Flyway's migrate then runs V0_3 and V0_4 over it and validates.
+     */
+    @Test
+    void aFirstUseKilledBetweenStepsLeavesTheTablesAsTheyWereAndEverythingReachesTheKnownLevel() throws Exception {
+        InboxTables tables = InboxTables.prefix("crash_").inSchema(other);
+        Migrations.configurePrefixed(other, "crash_").target(Migrations.RELEASED_VERSION).load().migrate();
+        try (Handle reader = fixture.admin().open()) {
+            reader.begin();
+            reader.createQuery("SELECT count(*) FROM " + tables.messageTable()).mapTo(Long.class).one();
+            Future<PostgresInbox> starting = threads.submit(() -> PostgresInbox.builder(fixture.jdbi()).name("warehouse")
+                    .tables(tables).busyTimeout(Duration.ofMinutes(5)).build());
+            Integer pid = null;
+            while (pid == null) { // until the first use waits for the reader's lock, in step 0.4
+                pid = fixture.admin().withHandle(handle -> handle.createQuery("SELECT pid FROM pg_stat_activity"
+                        + " WHERE wait_event_type = 'Lock' AND query LIKE '%ALTER TABLE crash_message%'")
+                        .mapTo(Integer.class).findOne().orElse(null));
+                assertTrue(!starting.isDone(), "the first use ended before it waited");
+            }
+            int killed = pid;
+            boolean terminated = fixture.admin().withHandle(handle -> handle.createQuery(
+                    "SELECT pg_terminate_backend(:pid)").bind("pid", killed).mapTo(Boolean.class).one());
+            assertTrue(terminated);
+            org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> starting.get(60, TimeUnit.SECONDS));
+            reader.rollback();
+        }
+        assertEquals(List.of("inbox=1", "kafka_offset=1"), fixture.admin().withHandle(handle -> handle.createQuery(
+                "SELECT component || '=' || version FROM " + tables.schemaTable() + " ORDER BY 1").mapTo(String.class)
+                .list()));
+        int stepColumns = fixture.admin().withHandle(handle -> handle.createQuery("SELECT count(*) FROM"
+                + " information_schema.columns WHERE table_schema = :s AND column_name IN ('revision', 'result')")
+                .bind("s", other).mapTo(Integer.class).one());
+        assertEquals(0, stepColumns, "a step of the killed first use stayed");
+
+        PostgresInbox inbox = PostgresInbox.builder(fixture.jdbi()).name("warehouse").tables(tables).build();
+        opened.add(inbox);
+        assertInstanceOf(Outcome.Applied.class, inbox.storingResults(ResultCodec.bytes("test.bytes", 1))
+                .apply("snack-6", Content.of(6), tx -> new byte[] {6}));
+        assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows(tables.schemaTable()));
+        assertEquals(2, Migrations.configurePrefixed(other, "crash_").load().migrate().migrationsExecuted);
+        Migrations.configurePrefixed(other, "crash_").load().validate();
+        assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows(tables.schemaTable()));
+        try (PostgresInbox validating = PostgresInbox.builder(fixture.jdbi()).name("warehouse").tables(tables)
+                .schema(SchemaMode.VALIDATE).build()) {
+            assertTrue(validating.find("snack-6").isPresent());
+        }
+    }
 }
