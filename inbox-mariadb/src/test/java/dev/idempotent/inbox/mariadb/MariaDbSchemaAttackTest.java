@@ -196,4 +196,41 @@ class MariaDbSchemaAttackTest {
         assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows());
         assertEquals(List.of("result", "result_type", "result_type_version"), resultColumns());
     }
+
+    /**
+     * The connection's own database holds tables named inbox_schema (saying version 9) and
+     * inbox_message of other content; the inbox keeps the default names in another database. Nothing
+     * of the inbox reads or writes the user's tables: first use, own and joined calls, find, purge.
+     */
+    @Test
+    void tablesOfTheDefaultNamesInTheConnectionsDatabaseAreNeverTheInboxs() {
+        String mine = fixture.database();
+        fixture.admin().useHandle(handle -> {
+            handle.execute("DROP VIEW IF EXISTS " + mine + ".inbox_message");
+            handle.execute("CREATE TABLE " + mine + ".inbox_schema (component VARCHAR(64), version INT)");
+            handle.execute("INSERT INTO " + mine + ".inbox_schema VALUES ('inbox', 9)");
+            handle.execute("CREATE TABLE " + mine + ".inbox_message (inbox VARCHAR(64), id VARCHAR(64), note TEXT)");
+            handle.execute("INSERT INTO " + mine + ".inbox_message VALUES ('warehouse', 'snack-1', 'the user''s')");
+        });
+        InboxTables tables = InboxTables.defaults().inSchema(fixture.tablesDatabase());
+        MariaDbInbox inbox = MariaDbInbox.builder(fixture.jdbi()).name("warehouse").tables(tables).build();
+        opened.add(inbox);
+        assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-1", Content.of(1), tx -> 1));
+        Outcome<Integer> joined = fixture.jdbi().inTransaction(handle ->
+                inbox.applyIn(handle, "snack-2", Content.of(2), tx -> 2));
+        assertInstanceOf(Outcome.Applied.class, joined);
+        assertTrue(inbox.find("snack-2").isPresent());
+        try (MariaDbInbox validating = MariaDbInbox.builder(fixture.jdbi()).name("warehouse").tables(tables)
+                .schema(dev.idempotent.inbox.SchemaMode.VALIDATE).build()) {
+            assertTrue(validating.find("snack-1").isPresent());
+        }
+        assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"),
+                MariaDbMigrationTest.schemaRows(fixture.admin(), tables.schemaTable()));
+        fixture.admin().useHandle(handle -> {
+            assertEquals(List.of("warehouse/snack-1/the user's"), handle.createQuery("SELECT CONCAT(inbox, '/', id, '/',"
+                    + " note) FROM " + mine + ".inbox_message").mapTo(String.class).list());
+            assertEquals(List.of("inbox=9"), handle.createQuery("SELECT CONCAT(component, '=', version) FROM "
+                    + mine + ".inbox_schema").mapTo(String.class).list());
+        });
+    }
 }

@@ -128,6 +128,24 @@ class PostgresSchemaAttackTest {
                 .schema(SchemaMode.VALIDATE).build()) {
             assertTrue(validating.find("snack-1").isEmpty());
         }
+        // Group commit on the same tables, from several threads at once.
+        try (PostgresInbox grouped = PostgresInbox.builder(fixture.jdbi()).name("warehouse").tables(tables)
+                .commitMode(dev.idempotent.inbox.CommitMode.GROUP).build()) {
+            List<Future<Outcome<Integer>>> calls = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                int n = i % 8;
+                calls.add(threads.submit(() -> grouped.apply("group-" + n, Content.of(n), tx -> n)));
+            }
+            int applied = 0;
+            for (Future<Outcome<Integer>> call : calls) {
+                applied += call.get(60, TimeUnit.SECONDS) instanceof Outcome.Applied ? 1 : 0;
+            }
+            assertEquals(8, applied, "each id applied once");
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        assertEquals(8, fixture.admin().withHandle(handle -> handle.createQuery("SELECT count(*) FROM "
+                + tables.messageTable() + " WHERE id LIKE 'group-%'").mapTo(Integer.class).one()).intValue());
         assertEquals(List.of("inbox=1.2/0.1.0", "kafka_offset=1.0/0.1.0"), schemaRows(other + ".inbox_schema"));
         fixture.admin().useHandle(handle -> {
             assertEquals(List.of("warehouse/snack-1/the user's"), handle.createQuery("SELECT inbox || '/' || id || '/'"
