@@ -322,4 +322,44 @@ class PostgresSchemaAttackTest {
             assertTrue(validating.find("snack-6").isPresent());
         }
     }
+
+    /**
+     * Prefixes chosen to make one inbox's names run into another's: {@code inbox_} and
+     * {@code inbox_message_} (whose tables start with {@code inbox_message}), and a prefix of the
+     * longest length, whose longest derived name PostgreSQL would truncate past 63 bytes. All in one
+     * schema: each has its own tables, indexes and keys, whole, and its own records.
+     */
+    @Test
+    void prefixesThatRunIntoEachOthersNamesKeepTheirOwnTablesInOneSchema() {
+        String longest = "p".repeat(InboxTables.MAX_PREFIX_BYTES - 1) + "_";
+        List<String> prefixes = List.of("inbox_", "inbox_message_", longest);
+        List<PostgresInbox> inboxes = new ArrayList<>();
+        for (String prefix : prefixes) {
+            PostgresInbox inbox = PostgresInbox.builder(fixture.jdbi()).name("warehouse")
+                    .tables(InboxTables.prefix(prefix).inSchema(other)).build();
+            opened.add(inbox);
+            inboxes.add(inbox);
+        }
+        for (int i = 0; i < inboxes.size(); i++) {
+            assertInstanceOf(Outcome.Applied.class, inboxes.get(i).apply("snack", Content.of(i), tx -> 1));
+        }
+        for (int i = 0; i < inboxes.size(); i++) {
+            assertInstanceOf(Outcome.Duplicate.class, inboxes.get(i).apply("snack", Content.of(i), tx -> 1),
+                    "inbox " + prefixes.get(i) + " sees its own record");
+        }
+        List<String> names = fixture.admin().withHandle(handle -> handle.createQuery("SELECT relname FROM"
+                + " pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE nspname = :s"
+                + " AND relkind IN ('r', 'i') ORDER BY 1").bind("s", other).mapTo(String.class).list());
+        for (String prefix : prefixes) {
+            for (String suffix : List.of("schema", "schema_pkey", "message", "message_pkey", "message_received",
+                    "horizon", "horizon_pkey", "kafka_offset", "kafka_offset_pkey")) {
+                assertTrue(names.contains(prefix + suffix), prefix + suffix + " missing: " + names);
+            }
+        }
+        assertEquals(prefixes.size() * 9, names.size(), names.toString());
+        for (String prefix : prefixes) {
+            assertEquals(1, fixture.admin().withHandle(handle -> handle.createQuery("SELECT count(*) FROM " + other
+                    + "." + prefix + "message").mapTo(Integer.class).one()).intValue());
+        }
+    }
 }
