@@ -18,6 +18,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -263,19 +264,28 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                 return false;
             }
             // DDL commits by itself in MariaDB, so a transaction cannot keep concurrent first uses
-            // apart; a named lock does.
-            String lockKey = database + "." + tables().prefix();
-            Integer locked = handle.createQuery("SELECT GET_LOCK(" + SCHEMA_LOCK + ", :timeout)")
-                    .bind("tables", lockKey)
-                    .bind("timeout", lockWaitSeconds(busyTimeout))
-                    .mapTo(Integer.class)
-                    .one();
-            if (locked == null || locked != 1) {
-                throw new InboxBusyException("another connection held the inbox's schema lock for longer than the"
-                        + " busy timeout while creating the schema; nothing was changed", null);
-            }
+            // apart; a named lock does. The first release's first use took a lock of the database
+            // alone; on the default names this one takes it too, first, so that an instance of that
+            // release starting at the same moment on the same empty database does not run its
+            // script beside this one's steps.
+            List<String> lockKeys = tables().prefix().equals(InboxTables.DEFAULT_PREFIX)
+                    ? List.of(database, database + "." + tables().prefix())
+                    : List.of(database + "." + tables().prefix());
+            List<String> held = new ArrayList<>();
             boolean dropped = false;
             try {
+                for (String lockKey : lockKeys) {
+                    Integer locked = handle.createQuery("SELECT GET_LOCK(" + SCHEMA_LOCK + ", :timeout)")
+                            .bind("tables", lockKey)
+                            .bind("timeout", lockWaitSeconds(busyTimeout))
+                            .mapTo(Integer.class)
+                            .one();
+                    if (locked == null || locked != 1) {
+                        throw new InboxBusyException("another connection held the inbox's schema lock for longer than"
+                                + " the busy timeout while creating the schema; nothing was changed", null);
+                    }
+                    held.add(lockKey);
+                }
                 found = recorded(handle, database);
                 SchemaMigrations.refuseIncompatible(found, tables());
                 refuseForeignTables(handle, database);
@@ -286,10 +296,12 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                             .collect(Collectors.joining(", ")), tables().describe(), database);
                 }
             } finally {
-                // A dropped connection took its named lock with it.
+                // A dropped connection took its named locks with it.
                 if (!dropped && isOpen(handle)) {
-                    handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").bind("tables", lockKey)
-                            .mapTo(Integer.class).one();
+                    for (String lockKey : held) {
+                        handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").bind("tables", lockKey)
+                                .mapTo(Integer.class).one();
+                    }
                 }
             }
             return dropped;

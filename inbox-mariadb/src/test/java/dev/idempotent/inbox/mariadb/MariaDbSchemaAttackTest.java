@@ -233,4 +233,29 @@ class MariaDbSchemaAttackTest {
                     + mine + ".inbox_schema").mapTo(String.class).list());
         });
     }
+
+    /**
+     * An instance of the first release (commit 356e67f) is creating the default tables in an empty
+     * database: it holds the named lock that release keys by the database alone. An instance of
+     * this release starting at the same moment on the same database must wait for it, not run its
+     * steps beside it; with a short busy timeout it fails as busy, nothing created.
+     */
+    @Test
+    void aFirstUseWaitsForTheFirstReleasesFirstUseOnTheSameDatabase() {
+        String db = fixture.tablesDatabase();
+        try (Handle released = fixture.admin().open()) {
+            assertEquals(1, released.createQuery("SELECT GET_LOCK(CONCAT('inbox_schema_', MD5(:db)), 10)")
+                    .bind("db", db).mapTo(Integer.class).one());
+            InboxTables defaults = InboxTables.defaults().inSchema(db);
+            assertThrows(InboxBusyException.class, () -> MariaDbInbox.builder(fixture.jdbi()).name("warehouse")
+                    .tables(defaults).busyTimeout(Duration.ofMillis(500)).build());
+            assertEquals(List.of(), fixture.admin().withHandle(handle -> handle.createQuery("SELECT TABLE_NAME FROM"
+                    + " information_schema.TABLES WHERE TABLE_SCHEMA = :db").bind("db", db).mapTo(String.class).list()));
+            released.createQuery("SELECT RELEASE_LOCK(CONCAT('inbox_schema_', MD5(:db)))").bind("db", db)
+                    .mapTo(Integer.class).one();
+            MariaDbInbox inbox = MariaDbInbox.builder(fixture.jdbi()).name("warehouse").tables(defaults).build();
+            opened.add(inbox);
+            assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> 7));
+        }
+    }
 }

@@ -234,6 +234,15 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                 throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the connection's search_path"
                         + " names no existing schema, so the inbox has nowhere to create its tables", null);
             }
+            if (tables.prefix().equals(InboxTables.DEFAULT_PREFIX)) {
+                // The first release's first use took a key of the schema alone; taking it too keeps
+                // an instance of that release, starting at the same moment on the same empty schema,
+                // from racing this one's CREATE TABLE IF NOT EXISTS (which fails on the catalog).
+                handle.createQuery("SELECT pg_advisory_xact_lock(:lockClass, hashtext(coalesce(current_schema(), '')))")
+                        .bind("lockClass", SCHEMA_LOCK_CLASS)
+                        .mapTo(String.class)
+                        .one();
+            }
             handle.createQuery("SELECT pg_advisory_xact_lock(:lockClass, hashtext(current_schema() || '.' || :prefix))")
                     .bind("lockClass", SCHEMA_LOCK_CLASS)
                     .bind("prefix", tables.prefix())

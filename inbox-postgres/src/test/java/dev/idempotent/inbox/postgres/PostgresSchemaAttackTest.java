@@ -362,4 +362,29 @@ class PostgresSchemaAttackTest {
                     + "." + prefix + "message").mapTo(Integer.class).one()).intValue());
         }
     }
+
+    /**
+     * An instance of the first release (commit 356e67f) is creating the default tables in an empty
+     * schema: it holds the first-use lock that release keys by the schema's name alone. An instance
+     * of this release starting at the same moment on the same schema must wait for it, not run its
+     * own CREATE TABLE IF NOT EXISTS beside it; with a short busy timeout it fails as busy, nothing
+     * created.
+     */
+    @Test
+    void aFirstUseWaitsForTheFirstReleasesFirstUseOnTheSameSchema() {
+        try (Handle released = fixture.admin().open()) {
+            released.begin();
+            released.createQuery("SELECT pg_advisory_xact_lock(" + 0x1b0c5e1 + ", hashtext(:schema))")
+                    .bind("schema", other).mapTo(String.class).one();
+            Jdbi onOther = Jdbi.create(PostgresFixture.dataSource(PostgresFixture.PORT, "-c search_path=" + other));
+            org.junit.jupiter.api.Assertions.assertThrows(dev.idempotent.inbox.InboxBusyException.class,
+                    () -> PostgresInbox.builder(onOther).name("warehouse").busyTimeout(Duration.ofMillis(500)).build());
+            assertEquals(List.of(), fixture.admin().withHandle(handle -> handle.createQuery("SELECT table_name FROM"
+                    + " information_schema.tables WHERE table_schema = :s").bind("s", other).mapTo(String.class).list()));
+            released.rollback();
+            PostgresInbox inbox = PostgresInbox.builder(onOther).name("warehouse").build();
+            opened.add(inbox);
+            assertInstanceOf(Outcome.Applied.class, inbox.apply("snack-7", Content.of(7), tx -> 7));
+        }
+    }
 }
