@@ -18,6 +18,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -263,41 +264,113 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
                 return false;
             }
             // DDL commits by itself in MariaDB, so a transaction cannot keep concurrent first uses
-            // apart; a named lock does.
-            String lockKey = database + "." + tables().prefix();
-            Integer locked = handle.createQuery("SELECT GET_LOCK(" + SCHEMA_LOCK + ", :timeout)")
-                    .bind("tables", lockKey)
-                    .bind("timeout", lockWaitSeconds(busyTimeout))
-                    .mapTo(Integer.class)
-                    .one();
-            if (locked == null || locked != 1) {
-                throw new InboxBusyException("another connection held the inbox's schema lock for longer than the"
-                        + " busy timeout while creating the schema; nothing was changed", null);
-            }
+            // apart; a named lock does. The first release's first use took a lock of the database
+            // alone; on the default names this one takes it too, first, so that an instance of that
+            // release starting at the same moment on the same empty database does not run its
+            // script beside this one's steps.
+            List<String> lockKeys = tables().prefix().equals(InboxTables.DEFAULT_PREFIX)
+                    ? List.of(database, database + "." + tables().prefix())
+                    : List.of(database + "." + tables().prefix());
+            List<String> held = new ArrayList<>();
             boolean dropped = false;
             try {
+                for (String lockKey : lockKeys) {
+                    Integer locked = handle.createQuery("SELECT GET_LOCK(" + SCHEMA_LOCK + ", :timeout)")
+                            .bind("tables", lockKey)
+                            .bind("timeout", lockWaitSeconds(busyTimeout))
+                            .mapTo(Integer.class)
+                            .one();
+                    if (locked == null || locked != 1) {
+                        throw new InboxBusyException("another connection held the inbox's schema lock for longer than"
+                                + " the busy timeout while creating the schema; nothing was changed", null);
+                    }
+                    held.add(lockKey);
+                }
                 found = recorded(handle, database);
                 SchemaMigrations.refuseIncompatible(found, tables());
+                refuseForeignTables(handle, database);
                 List<SchemaMigrations.Step> pending = SchemaMigrations.pending(found);
                 if (!pending.isEmpty()) {
-                    dropped = inDatabase(handle, database, () -> {
-                        for (SchemaMigrations.Step step : pending) {
-                            handle.createScript(SchemaMigrations.script(MariaDbStore.class, step, tables())).execute();
-                        }
-                    });
+                    dropped = inDatabase(handle, database, () -> runSteps(handle, pending));
                     log.debug("inbox schema steps {} ran on {} in database {}", pending.stream().map(Object::toString)
                             .collect(Collectors.joining(", ")), tables().describe(), database);
                 }
             } finally {
-                // A dropped connection took its named lock with it.
+                // A dropped connection took its named locks with it.
                 if (!dropped && isOpen(handle)) {
-                    handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").bind("tables", lockKey)
-                            .mapTo(Integer.class).one();
+                    for (String lockKey : held) {
+                        handle.createQuery("SELECT RELEASE_LOCK(" + SCHEMA_LOCK + ")").bind("tables", lockKey)
+                                .mapTo(Integer.class).one();
+                    }
                 }
             }
             return dropped;
         } catch (JdbiException e) {
             throw MariaDbErrors.translate(e, "creating the inbox schema");
+        }
+    }
+
+    /**
+     * Refuses, before any DDL, tables of the inbox's names that are not the inbox's: without
+     * {@code <prefix>schema}, which every step's script creates first, a table named
+     * {@code <prefix>message} (or horizon, or kafka_offset) belongs to someone else, such as the
+     * user's own table that the prefix happens to name. The steps would skip creating it and then
+     * alter it, each statement committed by itself.
+     */
+    private void refuseForeignTables(Handle handle, String database) {
+        List<String> existing = handle.createQuery("SELECT TABLE_NAME FROM information_schema.TABLES"
+                        + " WHERE TABLE_SCHEMA = :db AND TABLE_NAME IN (<names>) ORDER BY TABLE_NAME")
+                .bind("db", database)
+                .bindList("names", List.of(tables().name("schema"), tables().name("message"), tables().name("horizon"),
+                        tables().name("kafka_offset")))
+                .mapTo(String.class)
+                .list();
+        if (!existing.isEmpty() && !existing.contains(tables().name("schema"))) {
+            throw new InboxStorageException(InboxStorageException.Kind.OTHER, "database " + database + " has table"
+                    + (existing.size() > 1 ? "s " : " ") + String.join(", ", existing) + " but no "
+                    + tables().name("schema") + ", so "
+                    + (existing.size() > 1 ? "they are" : "it is") + " not the inbox's; nothing was created or changed."
+                    + " Choose a table prefix whose names are free (InboxTables.prefix), or rename the table", null);
+        }
+    }
+
+    /**
+     * Runs the steps' templates, each statement waiting for a table's metadata lock at most the
+     * busy timeout. An ALTER TABLE waits for every open transaction that touched the table, under
+     * the session's {@code lock_wait_timeout}, a day by default; and while it waits, every new
+     * statement on the table queues behind it. A long transaction of a running instance would so
+     * hang the starting one and stall the others; with the busy timeout the first use fails as
+     * busy instead, with the step's DDL not run, and may be retried. The session's own value is
+     * put back afterwards, so a pooled connection goes back as it came. A step that fails part way
+     * (MariaDB commits each DDL statement by itself) leaves its level unrecorded, and the next
+     * first use runs it again: every statement of a step may run twice.
+     */
+    private void runSteps(Handle handle, List<SchemaMigrations.Step> pending) {
+        handle.execute("SET @inbox_schema_lock_wait_timeout = @@SESSION.lock_wait_timeout,"
+                + " SESSION lock_wait_timeout = " + lockWaitTimeout);
+        RuntimeException failure = null;
+        try {
+            for (SchemaMigrations.Step step : pending) {
+                // One statement at a time, stopping at the first that fails. As a JDBC batch the
+                // driver would go on after a failed statement (continueBatchOnError), and since
+                // each DDL statement commits by itself, a step's last UPDATE would record its level
+                // with the step's ALTER TABLE not done: tables no later first use would repair.
+                handle.createScript(SchemaMigrations.script(MariaDbStore.class, step, tables()))
+                        .executeAsSeparateStatements();
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        } finally {
+            try {
+                handle.execute("SET SESSION lock_wait_timeout = COALESCE(@inbox_schema_lock_wait_timeout,"
+                        + " @@SESSION.lock_wait_timeout), @inbox_schema_lock_wait_timeout = NULL");
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    throw e;
+                }
+                failure.addSuppressed(e);
+            }
         }
     }
 

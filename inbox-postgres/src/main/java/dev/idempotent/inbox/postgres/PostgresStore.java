@@ -234,6 +234,15 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                 throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the connection's search_path"
                         + " names no existing schema, so the inbox has nowhere to create its tables", null);
             }
+            if (tables.prefix().equals(InboxTables.DEFAULT_PREFIX)) {
+                // The first release's first use took a key of the schema alone; taking it too keeps
+                // an instance of that release, starting at the same moment on the same empty schema,
+                // from racing this one's CREATE TABLE IF NOT EXISTS (which fails on the catalog).
+                handle.createQuery("SELECT pg_advisory_xact_lock(:lockClass, hashtext(coalesce(current_schema(), '')))")
+                        .bind("lockClass", SCHEMA_LOCK_CLASS)
+                        .mapTo(String.class)
+                        .one();
+            }
             handle.createQuery("SELECT pg_advisory_xact_lock(:lockClass, hashtext(current_schema() || '.' || :prefix))")
                     .bind("lockClass", SCHEMA_LOCK_CLASS)
                     .bind("prefix", tables.prefix())
@@ -241,6 +250,7 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                     .one();
             recorded = recorded(handle);
             SchemaMigrations.refuseIncompatible(recorded, tables);
+            refuseForeignTables(handle);
             List<SchemaMigrations.Step> pending = SchemaMigrations.pending(recorded);
             for (SchemaMigrations.Step step : pending) {
                 handle.createScript(SchemaMigrations.script(PostgresStore.class, step, tables)).execute();
@@ -260,6 +270,33 @@ final class PostgresStore extends JdbcInboxStore<Handle> {
                 failure.addSuppressed(rollbackFailure);
             }
             throw failure;
+        }
+    }
+
+    /**
+     * Refuses, before any DDL, tables of the inbox's names that are not the inbox's: without
+     * {@code <prefix>schema}, which every step's script creates first, a table named
+     * {@code <prefix>message} (or horizon, or kafka_offset) belongs to someone else, such as the
+     * user's own table that the prefix happens to name. The steps would skip creating it, index it
+     * and add columns to it.
+     */
+    private void refuseForeignTables(Handle handle) {
+        InboxTables tables = tables();
+        // Where the steps create their tables: the inbox's schema, or the first of the search_path.
+        List<String> existing = handle.createQuery("SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
+                        + " ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname IN (<names>)"
+                        + " ORDER BY c.relname")
+                .bindList("names", List.of(tables.name("schema"), tables.name("message"), tables.name("horizon"),
+                        tables.name("kafka_offset")))
+                .mapTo(String.class)
+                .list();
+        if (!existing.isEmpty() && !existing.contains(tables.name("schema"))) {
+            String where = tables.schema().map(schema -> "schema " + schema).orElse("the connection's schema");
+            throw new InboxStorageException(InboxStorageException.Kind.OTHER, where + " has "
+                    + (existing.size() > 1 ? "tables " : "table ") + String.join(", ", existing) + " but no "
+                    + tables.name("schema") + ", so " + (existing.size() > 1 ? "they are" : "it is")
+                    + " not the inbox's; nothing was created or changed. Choose a table prefix whose names are free"
+                    + " (InboxTables.prefix), or rename the table", null);
         }
     }
 

@@ -257,6 +257,9 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
             Map<String, SchemaMigrations.Recorded> recorded = readSchema(handle);
             SchemaMigrations.refuseIncompatible(recorded, tables());
             List<SchemaMigrations.Step> pending = SchemaMigrations.pending(recorded);
+            if (!pending.isEmpty()) {
+                refuseForeignTables(handle);
+            }
             for (SchemaMigrations.Step step : pending) {
                 handle.createScript(SchemaMigrations.script(SqliteStore.class, step, tables())).execute();
             }
@@ -274,6 +277,30 @@ final class SqliteStore extends JdbcInboxStore<Handle> {
             }
             throw e instanceof JdbiException jdbiFailure
                     ? SqliteErrors.translate(jdbiFailure, "creating the inbox schema") : e;
+        }
+    }
+
+    /**
+     * Refuses, before any DDL, tables of the inbox's names that are not the inbox's: without
+     * {@code <prefix>schema}, which every step's script creates first, a table named
+     * {@code <prefix>message} (or horizon, or kafka_offset) belongs to someone else, such as the
+     * user's own table that the prefix happens to name. The steps would skip creating it, index it
+     * and add columns to it.
+     */
+    private void refuseForeignTables(Handle handle) {
+        InboxTables tables = tables();
+        List<String> existing = handle.createQuery("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+                        + " AND name IN (<names>) ORDER BY name")
+                .bindList("names", List.of(tables.name("schema"), tables.name("message"), tables.name("horizon"),
+                        tables.name("kafka_offset")))
+                .mapTo(String.class)
+                .list();
+        if (!existing.isEmpty() && !existing.contains(tables.name("schema"))) {
+            throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the database file has "
+                    + (existing.size() > 1 ? "tables " : "table ") + String.join(", ", existing) + " but no "
+                    + tables.name("schema") + ", so " + (existing.size() > 1 ? "they are" : "it is")
+                    + " not the inbox's; nothing was created or changed. Choose a table prefix whose names are free"
+                    + " (InboxTables.prefix), or rename the table", null);
         }
     }
 
