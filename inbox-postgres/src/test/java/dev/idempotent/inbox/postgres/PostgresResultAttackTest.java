@@ -420,6 +420,19 @@ class PostgresResultAttackTest {
         assertArrayEquals(new byte[] {1, 2, 3}, (byte[]) assertInstanceOf(Outcome.Duplicate.class, again).result().value());
     }
 
+    /**
+     * A type name with an unpaired surrogate cannot be written as UTF-8: the driver would store a
+     * '?' in its place, and every duplicate would then find a result "of another type", its own
+     * codec's answer refused for the whole retention. Such a name is refused when the view is made.
+     */
+    @Test
+    void aTypeNameWithAnUnpairedSurrogateIsRefusedBeforeAnythingIsStored() {
+        for (String type : List.of("orders.\uD83D", "\uDCE6orders", "orders.\uDCE6\uD83D")) {
+            assertThrows(IllegalArgumentException.class, () -> inbox.storingResults(ResultCodec.bytes(type, 1)), type);
+        }
+        assertTrue(inbox.find("s").isEmpty());
+    }
+
     /** A clock a test moves. */
     static final class MovableClock extends java.time.Clock {
         volatile java.time.Instant now;
