@@ -480,6 +480,32 @@ class MariaDbResultAttackTest {
         }
     }
 
+    /**
+     * An effect whose DDL commits implicitly (MariaDB ends the transaction at CREATE TABLE): if its
+     * result then fails as too large, the claim must not stay committed without a result, or every
+     * retry would be a Duplicate carrying none.
+     */
+    @Test
+    @org.junit.jupiter.api.Disabled("known, not fixed: MariaDB commits the claim with the effect's DDL, so a result that"
+            + " then fails to encode (too large, codec or seal throwing) leaves the record without its result")
+    void anEffectWhoseDdlCommitsImplicitlyLeavesNoRecordWithoutItsResult() {
+        try (MariaDbInbox small = fixture.builder().name("ddl").maxResultBytes(4).build()) {
+            JdbiResultInbox<byte[]> results = small.storingResults(BYTES);
+
+            assertThrows(RuntimeException.class, () -> results.apply("d", Content.of(1), tx -> {
+                tx.execute("CREATE TABLE ddl_effect (x INT)");
+                return new byte[64];
+            }));
+
+            Outcome<byte[]> retry = results.apply("d", Content.of(1), tx -> new byte[] {1});
+            if (retry instanceof Outcome.Duplicate<byte[]> duplicate) {
+                assertTrue(duplicate.result().isStored(), "a duplicate of a record committed without its result");
+            } else {
+                assertInstanceOf(Outcome.Applied.class, retry);
+            }
+        }
+    }
+
     /** A clock a test moves. */
     static final class MovableClock extends java.time.Clock {
         volatile java.time.Instant now;
