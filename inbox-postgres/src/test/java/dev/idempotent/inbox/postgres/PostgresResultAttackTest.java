@@ -433,6 +433,65 @@ class PostgresResultAttackTest {
         assertTrue(inbox.find("s").isEmpty());
     }
 
+    /**
+     * Purges racing applies of one id: every duplicate carries the result of some call that
+     * applied the id (the row it met), never none and never its own.
+     */
+    @Test
+    void purgesRacingDuplicatesNeverGiveADuplicateAResultNoCallApplied() throws Exception {
+        MovableClock clock = new MovableClock(java.time.Instant.parse("2026-01-05T10:00:00Z"));
+        try (PostgresInbox racing = fixture.builder().name("racing").clock(clock)
+                .retention(java.time.Duration.ofDays(1)).build()) {
+            JdbiResultInbox<byte[]> results = racing.storingResults(BYTES);
+            java.util.Set<String> applied = ConcurrentHashMap.newKeySet();
+            List<String> duplicates = new java.util.concurrent.CopyOnWriteArrayList<>();
+            int appliers = 4;
+            int calls = 40;
+            CyclicBarrier start = new CyclicBarrier(appliers + 1);
+            ExecutorService pool = Executors.newFixedThreadPool(appliers + 1);
+            List<Future<?>> done = new ArrayList<>();
+            try {
+                for (int t = 0; t < appliers; t++) {
+                    int thread = t;
+                    done.add(pool.submit(() -> {
+                        start.await(30, TimeUnit.SECONDS);
+                        for (int n = 0; n < calls; n++) {
+                            String mine = thread + "-" + n;
+                            Outcome<byte[]> outcome = results.apply("p", Content.of(1), tx -> utf8(mine));
+                            if (outcome instanceof Outcome.Applied<byte[]>) {
+                                applied.add(mine);
+                            } else {
+                                Outcome.Duplicate<byte[]> duplicate = assertInstanceOf(Outcome.Duplicate.class, outcome);
+                                String carried = new String(duplicate.result().value(), StandardCharsets.UTF_8);
+                                assertFalse(carried.equals(mine), "a duplicate carries another call's result");
+                                duplicates.add(carried);
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                done.add(pool.submit(() -> {
+                    start.await(30, TimeUnit.SECONDS);
+                    for (int n = 0; n < 20; n++) {
+                        clock.now = clock.now.plus(java.time.Duration.ofDays(2));
+                        racing.retention().purge();
+                    }
+                    return null;
+                }));
+                for (Future<?> future : done) {
+                    future.get(120, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertFalse(applied.isEmpty());
+            for (String carried : duplicates) {
+                assertTrue(applied.contains(carried), "the duplicate's result " + carried + " is one an applied call stored");
+            }
+            assertEquals(appliers * calls, applied.size() + duplicates.size());
+        }
+    }
+
     /** A clock a test moves. */
     static final class MovableClock extends java.time.Clock {
         volatile java.time.Instant now;
