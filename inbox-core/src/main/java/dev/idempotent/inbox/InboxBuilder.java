@@ -110,8 +110,8 @@ public final class InboxBuilder<I extends Inbox<?>> {
      * {@link StoredResultException} of kind {@link StoredResultException.Kind#TOO_LARGE} and its
      * transaction (or, in a batch or a joined call, its savepoint) rolls back: nothing is recorded,
      * and a retry runs the effect again. A result is never truncated. Applies only to calls made
-     * through {@link Inbox#storingResults}. On MariaDB the server's {@code max_allowed_packet} must
-     * also exceed the largest result.
+     * through {@link Inbox#storingResults}. On MariaDB a result whose statement would not fit the
+     * server's {@code max_allowed_packet} fails the same way, as too large, before it is sent.
      *
      * @param maxResultBytes from 1 to {@link InboxSettings#MAX_RESULT_BYTES_LIMIT}
      * @return a new builder with that setting

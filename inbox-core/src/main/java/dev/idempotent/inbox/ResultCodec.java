@@ -28,7 +28,8 @@ public interface ResultCodec<R> {
 
     /**
      * {@return the type name stored with each result}: 1 to 100 characters without control
-     * characters, such as {@code orders.Confirmation}; the same for every version
+     * characters or unpaired surrogates, such as {@code orders.Confirmation}; the same for every
+     * version
      */
     String type();
 
@@ -113,8 +114,8 @@ public interface ResultCodec<R> {
     /**
      * A codec for results that are bytes already, stored as they are.
      *
-     * @param type the type name, 1 to 100 characters without control characters, checked by
-     *     {@link Inbox#storingResults}
+     * @param type the type name, 1 to 100 characters without control characters or unpaired
+     *     surrogates, checked by {@link Inbox#storingResults}
      * @param version the version, zero or more
      * @return the codec; it decodes only {@code version}
      */

@@ -41,6 +41,16 @@ final class ResultStoring {
             throw new IllegalArgumentException("a result codec's type name must be 1 to " + MAX_TYPE_LENGTH
                     + " characters without control characters");
         }
+        // An unpaired surrogate has no UTF-8 form: the database would store a '?' in its place, and
+        // the codec's own results would then read back as another type, refused on every duplicate.
+        for (int i = 0; i < type.length(); i++) {
+            char c = type.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < type.length() && Character.isLowSurrogate(type.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("a result codec's type name holds an unpaired surrogate at index " + i);
+            }
+        }
         if (version < 0) {
             throw new IllegalArgumentException("a result codec's version must not be negative, was " + version);
         }

@@ -62,7 +62,8 @@ import org.jdbi.v3.core.Jdbi;
  * (which must exist), every statement naming {@code billing.orders_message}. The tables are InnoDB,
  * {@code ROW_FORMAT=DYNAMIC}, ids in {@code utf8mb4_nopad_bin} so that they compare byte for byte,
  * trailing spaces included, times in epoch milliseconds, stored results in a {@code LONGBLOB}
- * (a statement carrying one must fit the server's {@code max_allowed_packet}).
+ * (a result whose statement would not fit the server's {@code max_allowed_packet} fails its call as
+ * {@link dev.idempotent.inbox.StoredResultException.Kind#TOO_LARGE} before it is sent).
  *
  * <p>The tables change only by the steps of {@link dev.idempotent.inbox.spi.jdbc.SchemaMigrations},
  * each shipped in this jar as a Flyway migration with the default names (location

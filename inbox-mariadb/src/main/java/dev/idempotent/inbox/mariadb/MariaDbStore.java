@@ -1,5 +1,6 @@
 package dev.idempotent.inbox.mariadb;
 
+import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.InboxBusyException;
 import dev.idempotent.inbox.InboxException;
 import dev.idempotent.inbox.InboxRecord;
@@ -7,6 +8,7 @@ import dev.idempotent.inbox.InboxSettings;
 import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.InboxTables;
 import dev.idempotent.inbox.SchemaMode;
+import dev.idempotent.inbox.StoredResultException;
 import dev.idempotent.inbox.jdbi.spi.EffectGuard;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
@@ -96,6 +98,12 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
 
     // The joined read of the horizon: a locking read, whatever the caller's isolation level.
     final String joinedHorizon;
+
+    // The smallest {@code max_allowed_packet} MariaDB accepts: below it, no statement needs a check.
+    private static final long SMALLEST_MAX_ALLOWED_PACKET = 1024;
+
+    // The server's max_allowed_packet as last read, 0 before the first large result; see checkResultFits.
+    private volatile long maxAllowedPacket;
 
     private final Jdbi jdbi;
     private final Duration busyTimeout;
@@ -557,5 +565,52 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
         }
         throw new InboxStorageException(InboxStorageException.Kind.OTHER, "the claim of id '" + id
                 + "' met a row that then could not be read; is something deleting inbox rows?", null);
+    }
+
+    /**
+     * Refuses, as {@link StoredResultException.Kind#TOO_LARGE}, a result whose update would not fit
+     * the server's {@code max_allowed_packet}, before it is sent. Sent, such a statement makes the
+     * server drop the connection: the whole transaction is lost, so under group commit every call
+     * of the group fails, and in a joined call the caller's transaction goes with it, where a result
+     * too large must fail its own call alone and roll back only its savepoint.
+     *
+     * <p>The size is an upper bound of what the driver sends as text: each byte the driver escapes
+     * ({@code '}, {@code "}, {@code \}, NUL) counted twice, every character of the strings as four
+     * bytes escaped. The limit is read on the first result that could come near the smallest packet
+     * a server allows, and read again on the call's own connection before a result is refused, so a
+     * raised limit is honoured.
+     */
+    void checkResultFits(Connection connection, String inbox, String id, EncodedResult result) throws SQLException {
+        if (result.bytes() == null) {
+            return;
+        }
+        long size = storeResult.length() + 64L + 8L * (inbox.length() + id.length() + result.type().length());
+        for (byte b : result.bytes()) {
+            size += b == '\'' || b == '"' || b == '\\' || b == 0 ? 2 : 1;
+        }
+        if (size < SMALLEST_MAX_ALLOWED_PACKET) {
+            return;
+        }
+        long known = maxAllowedPacket;
+        if (known != 0 && size < known) {
+            return;
+        }
+        long current = readMaxAllowedPacket(connection);
+        maxAllowedPacket = current;
+        if (size >= current) {
+            throw new StoredResultException(StoredResultException.Kind.TOO_LARGE, "inbox '" + inbox + "' id '" + id
+                    + "': the result (" + result.type() + " v" + result.version() + ") of " + result.bytes().length
+                    + " bytes makes an update of up to " + size + " bytes, which the MariaDB server's max_allowed_packet "
+                    + current + " does not take; nothing was recorded. Raise max_allowed_packet or lower"
+                    + " maxResultBytes", null);
+        }
+    }
+
+    private static long readMaxAllowedPacket(Connection connection) throws SQLException {
+        try (PreparedStatement read = connection.prepareStatement("SELECT @@SESSION.max_allowed_packet");
+                ResultSet row = read.executeQuery()) {
+            row.next();
+            return row.getLong(1);
+        }
     }
 }

@@ -148,6 +148,7 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
     @Override
     public void storeResult(String inbox, String id, EncodedResult result) {
         try (PreparedStatement update = connection.prepareStatement(store.storeResult)) {
+            store.checkResultFits(connection, inbox, id, result);
             InboxRows.bindResult(update, result);
             update.setString(4, inbox);
             update.setString(5, id);

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.InboxRecord;
-import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.StoredResultException;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import java.time.Instant;
 import java.util.Optional;
@@ -111,25 +111,57 @@ class MariaDbStoredResultTest {
     }
 
     /**
-     * A result whose statement exceeds the server's {@code max_allowed_packet}: the server drops the
-     * connection, so the call fails as storage unavailable and nothing of it was recorded.
+     * A result whose statement would exceed the server's {@code max_allowed_packet} is refused as
+     * too large before it is sent: sent, the server would drop the connection and the whole
+     * transaction with it. The transaction stays usable and rolls back, leaving nothing.
      */
     @Test
-    void aResultOverTheServersMaxAllowedPacketFailsAndRecordsNothing() {
+    void aResultOverTheServersMaxAllowedPacketIsRefusedAsTooLargeAndRecordsNothing() {
         long maxPacket = fixture.admin().withHandle(handle -> handle.createQuery("SELECT @@max_allowed_packet")
                 .mapTo(Long.class).one());
         assumeTrue(maxPacket <= 64 * 1024 * 1024, "a server whose packets take " + maxPacket + " bytes");
         byte[] bytes = new byte[(int) maxPacket + 1024];
         StoreTransaction<Handle> tx = store.begin();
-        tx.claim(INBOX, "huge", CONTENT.fingerprint(), null, Instant.ofEpochMilli(1_000));
-        tx.handle();
+        StoredResultException failed;
+        try {
+            tx.claim(INBOX, "huge", CONTENT.fingerprint(), null, Instant.ofEpochMilli(1_000));
+            tx.handle();
 
-        InboxStorageException failed = assertThrows(InboxStorageException.class,
-                () -> tx.storeResult(INBOX, "huge", new EncodedResult("t", 1, bytes)));
-        assertThrows(InboxStorageException.class, tx::rollback, "the connection is gone");
+            failed = assertThrows(StoredResultException.class,
+                    () -> tx.storeResult(INBOX, "huge", new EncodedResult("t", 1, bytes)));
+        } finally {
+            tx.rollback();
+        }
 
-        assertEquals(InboxStorageException.Kind.UNAVAILABLE, failed.kind(), failed.getMessage());
+        assertEquals(StoredResultException.Kind.TOO_LARGE, failed.kind(), failed.getMessage());
+        assertTrue(failed.getMessage().contains("max_allowed_packet"), failed.getMessage());
         assertEquals(Optional.empty(), store.find(INBOX, "huge"));
+    }
+
+    /** Escaped bytes count twice: a result of quotes just under the packet is refused, not sent. */
+    @Test
+    void aResultThatFitsOnlyUnescapedIsRefusedBeforeItIsSent() {
+        long maxPacket = fixture.admin().withHandle(handle -> handle.createQuery("SELECT @@max_allowed_packet")
+                .mapTo(Long.class).one());
+        assumeTrue(maxPacket <= 64 * 1024 * 1024, "a server whose packets take " + maxPacket + " bytes");
+        byte[] quotes = new byte[(int) maxPacket - 4096];
+        java.util.Arrays.fill(quotes, (byte) '\'');
+        StoreTransaction<Handle> tx = store.begin();
+        try {
+            tx.claim(INBOX, "quotes", CONTENT.fingerprint(), null, Instant.ofEpochMilli(1_000));
+            tx.handle();
+
+            assertEquals(StoredResultException.Kind.TOO_LARGE, assertThrows(StoredResultException.class,
+                    () -> tx.storeResult(INBOX, "quotes", new EncodedResult("t", 1, quotes))).kind());
+            tx.storeResult(INBOX, "quotes", new EncodedResult("t", 1, new byte[] {'\''}));
+            tx.commit();
+        } catch (RuntimeException e) {
+            tx.rollback();
+            throw e;
+        }
+
+        assertArrayEquals(new byte[] {'\''}, store.find(INBOX, "quotes").orElseThrow().result().orElseThrow().bytes(),
+                "the transaction went on after the refusal");
     }
 
     @Test
