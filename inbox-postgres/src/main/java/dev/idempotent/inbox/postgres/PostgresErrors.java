@@ -138,6 +138,14 @@ final class PostgresErrors {
         };
     }
 
+    /**
+     * Whether {@code failure} says the connection was lost, or {@code connection} is closed already:
+     * then the server may have run what was sent without its answer arriving.
+     */
+    static boolean connectionLost(Throwable failure, Connection connection) {
+        return isConnectionLost(failure, sqlState(failure)) || isClosed(connection);
+    }
+
     private static boolean isConnectionLost(Throwable failure, String state) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             // Pools report a connection they could not hand out this way, often without a SQLState.

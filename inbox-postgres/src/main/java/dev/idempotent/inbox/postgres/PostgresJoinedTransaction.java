@@ -24,7 +24,9 @@ import org.postgresql.core.TransactionState;
 /**
  * One joined call in a transaction the caller owns: the savepoint protocol of {@link
  * JoinedTransaction}, with the claim of {@link PostgresTransaction} and PostgreSQL's details. The
- * call's {@code SAVEPOINT} travels in front of the claim, in its round trip. The caller's isolation
+ * call's {@code SAVEPOINT} travels in front of the claim, in its round trip, and a stored result's
+ * {@code UPDATE} in front of the savepoint's release, in its round trip, which the server runs only
+ * if exactly one row took the result (see {@link PostgresTransaction}). The caller's isolation
  * level applies; the claim alone waits at most the busy timeout.
  */
 final class PostgresJoinedTransaction extends JoinedTransaction {
@@ -45,6 +47,8 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
     private final PostgresStatements statements;
     private final String lockTimeout;
     private String unsentSavepoint;
+    // A result whose UPDATE waits for the savepoint's release, behind which it travels.
+    private PostgresTransaction.PendingResult pendingResult;
 
     private PostgresJoinedTransaction(
             Handle handle, BaseConnection driver, PostgresStatements statements, String lockTimeout) {
@@ -102,6 +106,7 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
 
     @Override
     protected void flush() {
+        sendPendingResult();
         if (unsentSavepoint != null) {
             try {
                 execute(first("SELECT 1"));
@@ -151,6 +156,8 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
 
     @Override
     protected void rollBackTo(String name) throws SQLException {
+        // Never sent: the rollback would have undone it.
+        pendingResult = null;
         if (unsentSavepoint != null) {
             // Never sent: nothing of the call reached the server.
             unsentSavepoint = null;
@@ -167,6 +174,7 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
         try {
             // Two rounds at most: a row that blocked the claim and then vanished before the read
             // can only be a purge racing with this call; claiming again settles it.
+            sendPendingResult();
             for (int round = 0; round < 2; round++) {
                 String sql = first("SELECT set_config('" + SAVED_LOCK_TIMEOUT + "', current_setting('lock_timeout'),"
                         + " true), set_config('lock_timeout', '" + lockTimeout + "', true); "
@@ -190,7 +198,9 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
     /**
      * Stores the result in the caller's transaction, inside the call's savepoint. A transaction the
      * effect ended or left aborted is refused first, so the result never lands in a transaction of
-     * its own; the release of the savepoint that follows the failure says the rest.
+     * its own; the release of the savepoint that follows the failure says the rest. The statement
+     * waits for the release of the savepoint, in whose round trip it goes; on a connection that is
+     * not pgjdbc's own it is sent at once.
      */
     @Override
     public void storeResult(String inbox, String id, EncodedResult result) {
@@ -203,14 +213,55 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
             }
             checkNotAborted();
             flush();
-            statements.storeResult(connection, inbox, id, result);
+        } catch (SQLException e) {
+            throw PostgresErrors.translate(e, "storing the result", connection);
+        }
+        pendingResult = new PostgresTransaction.PendingResult(inbox, id, result);
+        if (driver == null) {
+            sendPendingResult();
+        }
+    }
+
+    /** Sends a waiting result on its own, with its row count checked here. */
+    private void sendPendingResult() {
+        PostgresTransaction.PendingResult pending = pendingResult;
+        if (pending == null) {
+            return;
+        }
+        pendingResult = null;
+        try {
+            statements.storeResult(connection, pending.inbox(), pending.id(), pending.result());
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "storing the result", connection);
         }
     }
 
+    /**
+     * The release, with a waiting result's {@code UPDATE} in front of it. If the result was not
+     * stored, the release never ran and the savepoint is there for the rollback to it that follows.
+     */
+    @Override
+    protected void sendRelease(String sql) throws SQLException {
+        PostgresTransaction.PendingResult pending = pendingResult;
+        if (pending == null) {
+            execute(sql);
+            return;
+        }
+        pendingResult = null;
+        try {
+            PostgresStatements.storeResultThen(connection, statements.storeResultChecked + "; " + sql, pending.inbox(),
+                    pending.id(), pending.result());
+        } catch (SQLException e) {
+            if (noSuchSavepoint(e)) {
+                throw e; // the savepoint went with the transaction: the protocol says so by name
+            }
+            throw PostgresStatements.resultFailure(e, pending.id(), connection);
+        }
+    }
+
     @Override
     public Optional<Instant> horizon(String inbox) {
+        sendPendingResult();
         try (PreparedStatement read = connection.prepareStatement(first(statements.horizonProbe))) {
             read.setString(1, inbox);
             PostgresStore.TIME.bind(read, 2, Instant.EPOCH);

@@ -19,7 +19,8 @@ import org.jdbi.v3.core.JdbiException;
 /**
  * The inbox's statements on PostgreSQL that need nothing of a transaction's state: the claim, which
  * the inbox's own transactions and joined calls send each with statements of their own in front,
- * storing a result, and the purge's two. One set per store, written once for its {@link InboxTables}:
+ * storing a result, alone or with the {@code COMMIT} or savepoint release behind it, and the purge's
+ * two. One set per store, written once for its {@link InboxTables}:
  * every table is named qualified with the inbox's schema when it has one, so no statement depends
  * on the connection's {@code search_path}. The names come only from {@code InboxTables}, which
  * accepts plain identifiers alone; values are always bound.
@@ -32,8 +33,24 @@ final class PostgresStatements {
     /** Stores a result on the claimed row: parameters as {@link InboxRows#bindResult}, then inbox and id. */
     final String storeResult;
 
+    /**
+     * Stores a result on the claimed row and refuses, with {@link #NO_ROW_FOR_THE_RESULT}, unless
+     * exactly one row took it: as {@link #storeResult}, for a text that goes on after it in the same
+     * round trip ({@link #storeResultThen}), whose statements the server then never runs.
+     */
+    final String storeResultChecked;
+
+    /** {@link #storeResultChecked}, then the inbox's own transaction's {@code COMMIT}. */
+    final String storeResultThenCommit;
+
     /** The horizon's read of a joined call, see {@code PostgresJoinedTransaction}. */
     final String horizonProbe;
+
+    /**
+     * The SQLState {@link #storeResultChecked} fails with when no row took the result:
+     * {@code division_by_zero}, which nothing else in the statement can raise.
+     */
+    static final String NO_ROW_FOR_THE_RESULT = "22012";
 
     private final InboxTables tables;
     private final String raiseHorizon;
@@ -51,6 +68,13 @@ final class PostgresStatements {
                 + ") ON CONFLICT (inbox, id) DO NOTHING";
         this.storeResult = "UPDATE " + message + " SET result_type = ?, result_type_version = ?, result = ?"
                 + " WHERE inbox = ? AND id = ?";
+        // The row count of an UPDATE is told only once the round trip is over, too late when a COMMIT
+        // or a RELEASE travels behind it. Plain SQL has no RAISE, so the statement divides by whether
+        // exactly one row took the result: any other count fails it on the server, which then skips
+        // the rest of the text and leaves the transaction open and aborted.
+        this.storeResultChecked = "WITH stored AS (" + storeResult + " RETURNING 1)"
+                + " SELECT 1 / (count(*) = 1)::int FROM stored";
+        this.storeResultThenCommit = storeResultChecked + "; COMMIT";
         // Purgers serialise on the horizon row, which only moves forward. Raising it in the same
         // transaction as the delete means an apply whose claim waited for a purge to delete an old row
         // of the same id reads the raised horizon afterwards (the engine reads it after the claim, and
@@ -125,6 +149,37 @@ final class PostgresStatements {
                         + " claimed; did the effect delete inbox rows?", null);
             }
         }
+    }
+
+    /**
+     * Stores {@code result} on the row of {@code id} as {@link #storeResultChecked}, with the
+     * statements of {@code sql} (which begins with it) behind it in the same round trip; they run
+     * only if exactly one row took the result.
+     *
+     * @throws SQLException if anything in the text failed; {@link #resultFailure} says what
+     */
+    static void storeResultThen(Connection connection, String sql, String inbox, String id, EncodedResult result)
+            throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement(sql)) {
+            InboxRows.bindResult(update, result);
+            update.setString(4, inbox);
+            update.setString(5, id);
+            // The driver reads every answer of the text before it returns, and throws the first error.
+            update.execute();
+        }
+    }
+
+    /**
+     * The inbox exception for a text of {@link #storeResultThen} that failed before the statements
+     * behind the result ran: a row that was not there to take it, or the driver's failure.
+     */
+    static RuntimeException resultFailure(SQLException failure, String id, Connection connection) {
+        if (NO_ROW_FOR_THE_RESULT.equals(failure.getSQLState())) {
+            return new InboxStorageException(InboxStorageException.Kind.OTHER, "the result of id '" + id
+                    + "' found no row of the id to store it on, not the one this transaction claimed; did the"
+                    + " effect delete inbox rows? Nothing of the message was committed", failure);
+        }
+        return PostgresErrors.translate(failure, "storing the result", connection);
     }
 
     void raiseHorizon(Handle handle, String inbox, Instant cutoff) {

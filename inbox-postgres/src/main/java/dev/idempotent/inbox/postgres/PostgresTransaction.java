@@ -35,6 +35,14 @@ import org.postgresql.core.TransactionState;
  * at once: an effect may leave the transaction aborted, and only a release answered on its own
  * blames that on the message it belongs to.
  *
+ * <p>A stored result goes the other way: its {@code UPDATE} waits, once the effect's transaction
+ * has been checked, and travels in front of what follows it, the {@code COMMIT} or the message's
+ * savepoint release, so that storing a result costs no round trip of its own. The server runs
+ * what stands behind the {@code UPDATE} only if exactly one row took the result ({@link
+ * PostgresStatements#storeResultChecked}); otherwise the transaction stays open, aborted, and the
+ * call fails as it would have with the {@code UPDATE} sent alone. Only a connection lost during
+ * that round trip leaves the outcome unknown, as it would during a {@code COMMIT} sent alone.
+ *
  * <p>The inbox sends its {@code BEGIN} itself, on a connection still in autocommit mode, rather
  * than leave it to the driver: pgjdbc sends its own {@code BEGIN} as a query of the simple
  * protocol, which the server answers, and flushes, apart from the statements behind it, so the
@@ -65,9 +73,14 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private boolean beginUnsent;
     private boolean beginUnanswered;
     private EffectGuard effectGuard;
+    // A result whose UPDATE waits for the COMMIT or the release behind which it travels.
+    private PendingResult pendingResult;
     private int savepoints;
     private boolean ended;
     private boolean broken;
+
+    /** A result to store on the row of {@code id}, not yet sent. */
+    record PendingResult(String inbox, String id, EncodedResult result) {}
 
     /** How the inbox's own transactions begin, as sent, made once per store. */
     record Begin(String statements, String thenClaim) {
@@ -190,6 +203,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     /** Sends the statements that wait in front of the next one, for a statement sent through Jdbi. */
     private void flush() {
+        sendPendingResult();
         if (!unsent.isEmpty()) {
             run(takeUnsent(), "beginning the transaction");
         }
@@ -288,6 +302,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     /** Whether the claim inserted the row; false when a row of this id was there. */
     private boolean insert(String inbox, String id, Fingerprint fingerprint, Content content, Instant receivedAt)
             throws SQLException {
+        sendPendingResult();
         String sql = onlyBeginUnsent ? takeBeginThenClaim() : first(statements.claim);
         boolean inserted;
         try {
@@ -320,7 +335,10 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     /**
      * Stores the result once the effect returned, as {@link #releaseSavepoint()} would check it:
      * an effect that ended the transaction or left it aborted is refused before the statement, so
-     * the result never lands in a transaction of its own.
+     * the result never lands in a transaction of its own. The statement waits for the {@code
+     * COMMIT} or the release that follows it (see the class's description); on a connection that
+     * is not pgjdbc's own, whose transaction state this class cannot read after a failed round
+     * trip, it is sent at once.
      */
     @Override
     public void storeResult(String inbox, String id, EncodedResult result) {
@@ -329,8 +347,24 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
         }
         checkNotAborted();
         flush();
+        pendingResult = new PendingResult(inbox, id, result);
+        if (driver == null) {
+            sendPendingResult();
+        }
+    }
+
+    /**
+     * Sends a waiting result on its own, with its row count checked here; only where something
+     * other than the {@code COMMIT} or the release follows it, which the engine never does.
+     */
+    private void sendPendingResult() {
+        PendingResult pending = pendingResult;
+        if (pending == null) {
+            return;
+        }
+        pendingResult = null;
         try {
-            statements.storeResult(connection, inbox, id, result);
+            statements.storeResult(connection, pending.inbox(), pending.id(), pending.result());
         } catch (SQLException e) {
             throw PostgresErrors.translate(e, "storing the result", connection);
         }
@@ -338,6 +372,7 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void savepoint() {
+        sendPendingResult();
         effectFailures.forget();
         savepoints++;
         onlyBeginUnsent = false;
@@ -352,12 +387,27 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     public void releaseSavepoint() {
         checkEffectKeptTransaction();
         checkNotAborted();
-        execute("RELEASE SAVEPOINT " + savepointName(), "releasing a savepoint");
+        PendingResult pending = pendingResult;
+        if (pending == null) {
+            execute("RELEASE SAVEPOINT " + savepointName(), "releasing a savepoint");
+        } else {
+            // The release runs only if the result was stored; if not, the savepoint is still there for the
+            // engine's rollback to it.
+            pendingResult = null;
+            try {
+                PostgresStatements.storeResultThen(connection, statements.storeResultChecked + "; RELEASE SAVEPOINT "
+                        + savepointName(), pending.inbox(), pending.id(), pending.result());
+            } catch (SQLException e) {
+                throw PostgresStatements.resultFailure(e, pending.id(), connection);
+            }
+        }
         savepoints--;
     }
 
     @Override
     public void rollbackToSavepoint() {
+        // Never sent: the rollback would have undone it.
+        pendingResult = null;
         if (effectGuard != null) {
             effectGuard.exit();
             effectGuard = null;
@@ -407,25 +457,73 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
             checkEffectKeptTransaction();
         }
         checkNotAborted();
+        if (pendingResult != null) {
+            commitWithResult();
+            return;
+        }
         try {
             handle.commit();
         } catch (JdbiException e) {
-            if (PostgresErrors.rolledBackAtCommit(e)) {
-                // The server answered COMMIT with an error and rolled back: a definite failure.
-                throw PostgresErrors.translate(e, "committing");
+            throw commitFailed(e);
+        }
+        end(null);
+    }
+
+    /**
+     * What a failed {@code COMMIT} means: a definite failure if the server answered it with an error
+     * that rolled back, else an unknown outcome, for which the connection is given up.
+     */
+    private RuntimeException commitFailed(Exception failure) {
+        if (PostgresErrors.rolledBackAtCommit(failure)) {
+            // The server answered COMMIT with an error and rolled back: a definite failure.
+            return PostgresErrors.translate(failure, "committing");
+        }
+        // The COMMIT may have reached the server and committed before the answer was lost.
+        OutcomeUnknownException unknown = new OutcomeUnknownException("PostgreSQL did not confirm the COMMIT"
+                + " (SQLState " + PostgresErrors.sqlState(failure) + "); the message may or may not be applied,"
+                + " and delivering it again tells which: " + PostgresErrors.describe(failure), failure);
+        end(unknown);
+        return unknown;
+    }
+
+    /**
+     * Sends the waiting result and the {@code COMMIT} behind it in one round trip. The server answers
+     * the text before the driver returns, and the state it reports with its answer tells which part
+     * failed: still in the transaction (aborted, or open again where pgjdbc's autosave rolled back to
+     * its own savepoint), the result's statement failed and the {@code COMMIT} never ran; out of it,
+     * the {@code COMMIT} was answered. A lost connection tells nothing.
+     */
+    private void commitWithResult() {
+        PendingResult pending = pendingResult;
+        pendingResult = null;
+        try {
+            PostgresStatements.storeResultThen(connection, statements.storeResultThenCommit, pending.inbox(),
+                    pending.id(), pending.result());
+        } catch (SQLException e) {
+            if (!PostgresErrors.connectionLost(e, connection) && driver.getTransactionState() != TransactionState.IDLE) {
+                // Definite, and the transaction is still open: the engine rolls it back.
+                throw PostgresStatements.resultFailure(e, pending.id(), connection);
             }
-            // The COMMIT may have reached the server and committed before the answer was lost.
-            OutcomeUnknownException unknown = new OutcomeUnknownException("PostgreSQL did not confirm the COMMIT"
-                    + " (SQLState " + PostgresErrors.sqlState(e) + "); the message may or may not be applied,"
-                    + " and delivering it again tells which: " + PostgresErrors.describe(e), e);
-            end(unknown);
-            throw unknown;
+            throw commitFailed(e);
+        }
+        // Committed. Jdbi ends the transaction it began, which sends nothing more: the driver knows
+        // there is none open.
+        try {
+            handle.commit();
+        } catch (JdbiException e) {
+            // The server confirmed the commit, so the outcome stands; only the connection is in doubt.
+            PostgresStore.log.debug("ending Jdbi's transaction after a commit the server confirmed failed;"
+                    + " the connection is discarded", e);
+            ended = true;
+            PostgresStore.discard(handle, e);
+            return;
         }
         end(null);
     }
 
     @Override
     public void rollback() {
+        pendingResult = null;
         if (effectGuard != null) {
             effectGuard.exit();
             effectGuard = null;

@@ -2,6 +2,8 @@ package dev.idempotent.inbox.postgres;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,12 +14,22 @@ import dev.idempotent.inbox.ContentType;
 import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
+import dev.idempotent.inbox.InboxStorageException;
+import dev.idempotent.inbox.Message;
+import dev.idempotent.inbox.MessageResult;
+import dev.idempotent.inbox.Outcome;
+import dev.idempotent.inbox.OutcomeUnknownException;
+import dev.idempotent.inbox.PendingOutcome;
+import dev.idempotent.inbox.ResultCodec;
+import dev.idempotent.inbox.ResultInbox;
 import dev.idempotent.inbox.SchemaMode;
 import dev.idempotent.inbox.spi.PurgeBatch;
 import dev.idempotent.inbox.spi.StoreTransaction;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Random;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
@@ -30,6 +42,11 @@ import org.junit.jupiter.api.Test;
  * stored in the transaction that claimed the id reads back exactly, in the own and in a joined
  * transaction, a stored {@code null} stays one, a record without one reads as empty, and a purge
  * takes the result with the row.
+ *
+ * <p>The result's {@code UPDATE} travels in the round trip of the {@code COMMIT} or of the
+ * savepoint's release behind it; when it fails there (a row that is not there to take it, a value
+ * the table refuses) nothing behind it runs: the call fails definitely and nothing of the message
+ * commits. Only a connection lost during that round trip leaves the outcome unknown.
  */
 class PostgresStoredResultTest {
 
@@ -210,5 +227,209 @@ class PostgresStoredResultTest {
         }
 
         assertTrue(store.find(INBOX, "order-1").isEmpty());
+    }
+
+    /** The inbox's rows of {@code id}, read past the store. */
+    private int rows(String id) {
+        return fixture.jdbi().withHandle(handle -> handle.createQuery("SELECT count(*) FROM "
+                + fixture.tables().messageTable() + " WHERE id = :id").bind("id", id).mapTo(Integer.class).one());
+    }
+
+    /** A table the effects write to, beside the inbox's, to tell whether their writes committed. */
+    private void createEffects() {
+        fixture.jdbi().useHandle(handle -> handle.execute("CREATE TABLE effects (id TEXT PRIMARY KEY)"));
+    }
+
+    private int effects() {
+        return fixture.jdbi().withHandle(handle -> handle.createQuery("SELECT count(*) FROM effects")
+                .mapTo(Integer.class).one());
+    }
+
+    /** Makes the message table refuse results of type {@code orders.Refused}, as a column refuses a value. */
+    private void refuseType() {
+        fixture.jdbi().useHandle(handle -> handle.execute("ALTER TABLE " + fixture.tables().messageTable()
+                + " ADD CONSTRAINT refuses_a_type CHECK (result_type <> 'orders.Refused')"));
+    }
+
+    private static ResultInbox<Handle, byte[]> storing(PostgresInbox inbox, String type) {
+        return inbox.storingResults(ResultCodec.bytes(type, 1));
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aRowDeletedUnderTheResultFailsTheCallAtTheCommitAndCommitsNothing() {
+        createEffects();
+        try (PostgresInbox inbox = fixture.builder().name(INBOX).build()) {
+            ResultInbox<Handle, byte[]> orders = storing(inbox, "orders.Confirmation");
+
+            InboxStorageException failure = assertThrows(InboxStorageException.class, () -> orders.apply("order-1",
+                    Content.of(7), tx -> {
+                        tx.execute("INSERT INTO effects VALUES ('order-1')");
+                        tx.execute("DELETE FROM " + fixture.tables().messageTable() + " WHERE id = 'order-1'");
+                        return new byte[] {1};
+                    }));
+
+            // A storage failure, which is definite, not an OutcomeUnknownException.
+            assertTrue(failure.getMessage().contains("found no row of the id"), failure.getMessage());
+            assertEquals(0, effects(), "the effect's write did not commit");
+            assertTrue(inbox.find("order-1").isEmpty());
+            Outcome<byte[]> retry = orders.apply("order-1", Content.of(7), tx -> new byte[] {2});
+            assertInstanceOf(Outcome.Applied.class, retry, "the retry runs again");
+            assertArrayEquals(new byte[] {2}, stored("order-1").bytes());
+        }
+    }
+
+    @Test
+    void aResultTheTableRefusesFailsTheCallAtTheCommitAndCommitsNothing() {
+        createEffects();
+        refuseType();
+        try (PostgresInbox inbox = fixture.builder().name(INBOX).build()) {
+            InboxStorageException failure = assertThrows(InboxStorageException.class, () -> storing(inbox,
+                    "orders.Refused").apply("order-1", Content.of(7), tx -> {
+                        tx.execute("INSERT INTO effects VALUES ('order-1')");
+                        return new byte[] {1};
+                    }));
+
+            assertEquals("23514", PostgresErrors.sqlState(failure), "the table's refusal is the cause");
+            assertEquals(0, effects());
+            assertEquals(0, rows("order-1"));
+            // The connection went back to the pool usable, and the inbox goes on.
+            assertInstanceOf(Outcome.Applied.class, storing(inbox, "orders.Confirmation")
+                    .apply("order-2", Content.of(7), tx -> new byte[] {2}));
+            assertEquals(new EncodedResult("orders.Confirmation", 1, new byte[] {2}), stored("order-2"));
+        }
+    }
+
+    @Test
+    void aTypeNameTheColumnCannotHoldFailsTheCommitDefinitely() {
+        // PostgreSQL's text refuses the NUL character, which a type name may otherwise contain.
+        EncodedResult result = new EncodedResult("orders.\0Confirmation", 1, new byte[] {1});
+        StoreTransaction<Handle> tx = store.begin();
+        try {
+            tx.claim(INBOX, "order-1", fingerprint("order-1"), Content.of(7), RECEIVED);
+            tx.handle();
+            tx.storeResult(INBOX, "order-1", result);
+            RuntimeException failure = assertThrows(RuntimeException.class, tx::commit);
+            assertFalse(failure instanceof OutcomeUnknownException, "a definite failure: " + failure);
+        } finally {
+            tx.rollback();
+        }
+
+        assertEquals(0, rows("order-1"));
+    }
+
+    @Test
+    void aResultThatFailsInABatchFailsItsMessageAloneAndTheOthersKeepTheirs() {
+        createEffects();
+        refuseType();
+        try (PostgresInbox inbox = fixture.builder().name(INBOX).build()) {
+            List<Message> messages = List.of(Message.of("order-1", Content.of(1)), Message.of("order-2", Content.of(2)),
+                    Message.of("order-3", Content.of(3)));
+            // The second message's effect deletes its own row, so its result finds none.
+            List<MessageResult<byte[]>> results = storing(inbox, "orders.Confirmation").applyAll(messages, (tx, message) -> {
+                tx.execute("INSERT INTO effects VALUES (?)", message.id());
+                if (message.id().equals("order-2")) {
+                    tx.execute("DELETE FROM " + fixture.tables().messageTable() + " WHERE id = 'order-2'");
+                }
+                return utf8(message.id());
+            });
+
+            assertInstanceOf(Outcome.Applied.class, results.get(0).outcome().orElseThrow());
+            assertInstanceOf(InboxStorageException.class, results.get(1).failure().orElseThrow());
+            assertInstanceOf(Outcome.Applied.class, results.get(2).outcome().orElseThrow());
+            assertEquals(2, effects(), "the failed message's write was rolled back with its savepoint");
+            assertEquals(0, rows("order-2"));
+            assertArrayEquals(utf8("order-1"), stored("order-1").bytes());
+            assertArrayEquals(utf8("order-3"), stored("order-3").bytes());
+
+            // A value the table refuses, for each message of a batch: each fails alone, and the
+            // transaction goes on to the next after the rollback to the failed one's savepoint.
+            ResultInbox<Handle, byte[]> refused = storing(inbox, "orders.Refused");
+            List<MessageResult<byte[]>> refusedBatch = refused.applyAll(List.of(Message.of("order-5", Content.of(5)),
+                    Message.of("order-6", Content.of(6))), (tx, message) -> new byte[] {5});
+            assertEquals("23514", PostgresErrors.sqlState(refusedBatch.get(0).failure().orElseThrow()));
+            assertEquals("23514", PostgresErrors.sqlState(refusedBatch.get(1).failure().orElseThrow()));
+            assertEquals(0, rows("order-5") + rows("order-6"));
+        }
+    }
+
+    @Test
+    void aRefusedResultInAJoinedCallFailsTheCallAndTheCallersTransactionGoesOn() {
+        createEffects();
+        refuseType();
+        try (PostgresInbox inbox = fixture.builder().name(INBOX).build(); Handle caller = fixture.jdbi().open()) {
+            caller.begin();
+            caller.execute("INSERT INTO effects VALUES ('the caller')");
+            InboxStorageException failure = assertThrows(InboxStorageException.class, () -> storing(inbox,
+                    "orders.Refused").applyJoined(caller, "order-1", Content.of(7), null, tx -> {
+                        tx.execute("INSERT INTO effects VALUES ('order-1')");
+                        return new byte[] {1};
+                    }));
+            assertEquals("23514", PostgresErrors.sqlState(failure));
+            PendingOutcome<byte[]> next = storing(inbox, "orders.Confirmation")
+                    .applyJoined(caller, "order-2", Content.of(7), null, tx -> {
+                        tx.execute("INSERT INTO effects VALUES ('order-2')");
+                        return new byte[] {2};
+                    });
+            caller.commit();
+            next.committed();
+        }
+
+        assertEquals(0, rows("order-1"));
+        assertEquals(2, effects(), "the caller's write and order-2's effect, not order-1's");
+        assertEquals(new EncodedResult("orders.Confirmation", 1, new byte[] {2}), stored("order-2"));
+    }
+
+    @Test
+    void aJoinedCallWhoseRowIsDeletedUnderItsResultFailsAndTheCallerGoesOn() {
+        try (PostgresInbox inbox = fixture.builder().name(INBOX).build(); Handle caller = fixture.jdbi().open()) {
+            caller.begin();
+            InboxStorageException failure = assertThrows(InboxStorageException.class, () -> storing(inbox,
+                    "orders.Confirmation").applyJoined(caller, "order-1", Content.of(7), null, tx -> {
+                        tx.execute("DELETE FROM " + fixture.tables().messageTable() + " WHERE id = 'order-1'");
+                        return new byte[] {1};
+                    }));
+            assertTrue(failure.getMessage().contains("found no row of the id"), failure.getMessage());
+            assertEquals(1, caller.createQuery("SELECT 1").mapTo(Integer.class).one(), "the caller's transaction is usable");
+            caller.commit();
+        }
+
+        assertEquals(0, rows("order-1"));
+    }
+
+    /**
+     * The connection is lost in the round trip that carries the result and the {@code COMMIT}: the
+     * outcome is unknown, and the server holds the record with its result exactly when it committed.
+     */
+    @Test
+    void aConnectionLostWithTheResultsCommitLeavesTheOutcomeUnknownAndTheServerTellsTheTruth() throws Exception {
+        EncodedResult result = new EncodedResult("orders.Confirmation", 1, new byte[] {7});
+        try (FaultRelay relay = new FaultRelay(PostgresFixture.HOST, PostgresFixture.PORT)) {
+            PostgresStore relayed = new PostgresStore(fixture.jdbiVia(relay.port(), ""), Duration.ofSeconds(10),
+                    SchemaMode.NONE, fixture.tables());
+            for (FaultRelay.Cut cut : FaultRelay.Cut.values()) {
+                String id = "order-" + cut;
+                int cutsBefore = relay.commitsCut();
+                relay.cutCommit(cut, 0);
+                StoreTransaction<Handle> tx = relayed.begin();
+                try {
+                    tx.claim(INBOX, id, fingerprint(id), Content.of(7), RECEIVED);
+                    tx.handle();
+                    tx.storeResult(INBOX, id, result);
+                    assertThrows(OutcomeUnknownException.class, tx::commit, cut.toString());
+                } finally {
+                    tx.rollback();
+                }
+                assertEquals(cutsBefore + 1, relay.commitsCut(), "the relay cut the text with the COMMIT");
+                if (cut == FaultRelay.Cut.AFTER_THE_SERVER) {
+                    assertEquals(result, stored(id), "committed with its result");
+                } else {
+                    assertEquals(0, rows(id), "nothing committed");
+                }
+            }
+        }
     }
 }

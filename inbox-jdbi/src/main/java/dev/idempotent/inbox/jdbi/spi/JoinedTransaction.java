@@ -100,6 +100,17 @@ public abstract class JoinedTransaction implements StoreTransaction<Handle> {
     protected void flush() {}
 
     /**
+     * Sends the release of the call's savepoint, once the effect returned and nothing refused it; a
+     * store may send what it deferred since the effect (a stored result) in the same round trip.
+     *
+     * @param sql the statement
+     * @throws SQLException if it fails
+     */
+    protected void sendRelease(String sql) throws SQLException {
+        execute(sql);
+    }
+
+    /**
      * Whether the caller's transaction has visibly ended: by default, when the connection is in
      * autocommit mode again. A store whose driver tracks more says so sooner.
      *
@@ -249,7 +260,7 @@ public abstract class JoinedTransaction implements StoreTransaction<Handle> {
             }
             checkNotAborted();
             try {
-                execute("RELEASE SAVEPOINT " + savepoint);
+                sendRelease("RELEASE SAVEPOINT " + savepoint);
             } catch (SQLException e) {
                 if (noSuchSavepoint(e)) {
                     // The savepoint went with the transaction: the effect ended it and went on, or the
