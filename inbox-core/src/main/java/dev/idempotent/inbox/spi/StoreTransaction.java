@@ -25,9 +25,10 @@ import java.util.Optional;
  *       failed {@code commit()}.
  * </ol>
  *
- * <p>A store may defer statements that need no answer of their own (transaction settings, a
- * savepoint) and send them in front of the next one; {@link #handle()} is where it must send what
- * it deferred, since the effect's statements follow.
+ * <p>A store may defer statements whose answer can wait (transaction settings, a savepoint, a
+ * stored result) and send them in front of the next one, or with the {@code COMMIT} or the
+ * savepoint's release, so long as a failure of theirs still fails the call before anything commits;
+ * {@link #handle()} is where it must send what it deferred, since the effect's statements follow.
  *
  * @param <H> the transaction handle effects receive
  */
