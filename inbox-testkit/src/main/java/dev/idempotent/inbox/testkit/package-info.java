@@ -6,6 +6,8 @@
  *   <li>examples of the user-visible behaviour: {@link dev.idempotent.inbox.testkit.InboxContract},
  *       {@link dev.idempotent.inbox.testkit.RetentionContract} and
  *       {@link dev.idempotent.inbox.testkit.GroupCommitContract};
+ *   <li>stored results: {@link dev.idempotent.inbox.testkit.ResultContract}, and
+ *       {@link dev.idempotent.inbox.testkit.ResultEdgeContract} for the attempts to make one lie;
  *   <li>the store itself, through the SPI, for adapter authors:
  *       {@link dev.idempotent.inbox.testkit.StoreContract};
  *   <li>QuickTheories properties: {@link dev.idempotent.inbox.testkit.InboxProperties},
