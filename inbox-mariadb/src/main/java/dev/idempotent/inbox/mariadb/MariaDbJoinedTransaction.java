@@ -4,7 +4,6 @@ import dev.idempotent.inbox.Content;
 import dev.idempotent.inbox.EncodedResult;
 import dev.idempotent.inbox.Fingerprint;
 import dev.idempotent.inbox.InboxRecord;
-import dev.idempotent.inbox.InboxStorageException;
 import dev.idempotent.inbox.jdbi.spi.JoinedTransaction;
 import dev.idempotent.inbox.spi.jdbc.InboxRows;
 import java.sql.PreparedStatement;
@@ -145,17 +144,8 @@ final class MariaDbJoinedTransaction extends JoinedTransaction {
     /** In the call's savepoint, on the row the call's claim inserted. */
     @Override
     public void storeResult(String inbox, String id, EncodedResult result) {
-        try (PreparedStatement update = connection.prepareStatement(store.storeResult)) {
-            store.checkResultFits(connection, inbox, id, result);
-            InboxRows.bindResult(update, result);
-            update.setString(4, inbox);
-            update.setString(5, id);
-            int updated = update.executeUpdate();
-            if (updated != 1) {
-                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "storing the result of id '" + id
-                        + "' updated " + updated + " rows instead of the one this call claimed; is something"
-                        + " deleting inbox rows?", null);
-            }
+        try {
+            store.storeResult(connection, inbox, id, result, "call");
         } catch (SQLException e) {
             throw deadlock(e, "storing the result");
         }

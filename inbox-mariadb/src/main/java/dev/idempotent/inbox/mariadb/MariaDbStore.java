@@ -280,6 +280,30 @@ final class MariaDbStore extends JdbcInboxStore<Handle> {
     }
 
     /**
+     * Writes {@code result} to the row of {@code id} that {@code claimant} (a call, a transaction)
+     * claimed on {@code connection}, after {@link #checkResultFits} has refused one the server would
+     * not take. The caller translates an {@link SQLException} as its transaction requires.
+     *
+     * @throws StoredResultException if the result does not fit the server's packet; nothing is sent
+     * @throws InboxStorageException if the update did not touch exactly the claimed row
+     */
+    void storeResult(Connection connection, String inbox, String id, EncodedResult result, String claimant)
+            throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement(storeResult)) {
+            checkResultFits(connection, inbox, id, result);
+            InboxRows.bindResult(update, result);
+            update.setString(4, inbox);
+            update.setString(5, id);
+            int updated = update.executeUpdate();
+            if (updated != 1) {
+                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "storing the result of id '" + id
+                        + "' updated " + updated + " rows instead of the one this " + claimant + " claimed; is"
+                        + " something deleting inbox rows?", null);
+            }
+        }
+    }
+
+    /**
      * Refuses, as {@link StoredResultException.Kind#TOO_LARGE}, a result whose update would not fit
      * the server's {@code max_allowed_packet}, before it is sent. Sent, such a statement makes the
      * server drop the connection: the whole transaction is lost, so under group commit every call

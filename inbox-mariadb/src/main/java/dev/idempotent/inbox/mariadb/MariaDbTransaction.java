@@ -147,17 +147,8 @@ final class MariaDbTransaction implements StoreTransaction<Handle> {
 
     @Override
     public void storeResult(String inbox, String id, EncodedResult result) {
-        try (PreparedStatement update = connection.prepareStatement(store.storeResult)) {
-            store.checkResultFits(connection, inbox, id, result);
-            InboxRows.bindResult(update, result);
-            update.setString(4, inbox);
-            update.setString(5, id);
-            int updated = update.executeUpdate();
-            if (updated != 1) {
-                throw new InboxStorageException(InboxStorageException.Kind.OTHER, "storing the result of id '" + id
-                        + "' updated " + updated + " rows instead of the one this transaction claimed; is something"
-                        + " deleting inbox rows?", null);
-            }
+        try {
+            store.storeResult(connection, inbox, id, result, "transaction");
         } catch (SQLException e) {
             throw MariaDbErrors.translate(e, "storing the result");
         }
