@@ -225,14 +225,9 @@ final class PostgresJoinedTransaction extends JoinedTransaction {
     /** Sends a waiting result on its own, with its row count checked here. */
     private void sendPendingResult() {
         PostgresTransaction.PendingResult pending = pendingResult;
-        if (pending == null) {
-            return;
-        }
-        pendingResult = null;
-        try {
-            statements.storeResult(connection, pending.inbox(), pending.id(), pending.result());
-        } catch (SQLException e) {
-            throw PostgresErrors.translate(e, "storing the result", connection);
+        if (pending != null) {
+            pendingResult = null;
+            pending.send(connection, statements);
         }
     }
 

@@ -80,7 +80,16 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
     private boolean broken;
 
     /** A result to store on the row of {@code id}, not yet sent. */
-    record PendingResult(String inbox, String id, EncodedResult result) {}
+    record PendingResult(String inbox, String id, EncodedResult result) {
+        /** Sends the result on its own, with its row count checked, as the transaction on {@code connection}. */
+        void send(Connection connection, PostgresStatements statements) {
+            try {
+                statements.storeResult(connection, inbox, id, result);
+            } catch (SQLException e) {
+                throw PostgresErrors.translate(e, "storing the result", connection);
+            }
+        }
+    }
 
     /** How the inbox's own transactions begin, as sent, made once per store. */
     record Begin(String statements, String thenClaim) {
@@ -359,14 +368,9 @@ final class PostgresTransaction implements StoreTransaction<Handle> {
      */
     private void sendPendingResult() {
         PendingResult pending = pendingResult;
-        if (pending == null) {
-            return;
-        }
-        pendingResult = null;
-        try {
-            statements.storeResult(connection, pending.inbox(), pending.id(), pending.result());
-        } catch (SQLException e) {
-            throw PostgresErrors.translate(e, "storing the result", connection);
+        if (pending != null) {
+            pendingResult = null;
+            pending.send(connection, statements);
         }
     }
 
